@@ -1,0 +1,27 @@
+"""Small dependencies: the lifespan's state, auth, request id."""
+from __future__ import annotations
+
+import secrets
+
+from fastapi import Request
+
+from app.errors import Unauthorized
+from app.state import ServiceState
+
+
+def get_state(request: Request) -> ServiceState:
+    return request.app.state.service
+
+
+def require_auth(request: Request) -> None:
+    keys = request.app.state.service.settings.api_keys
+    if not keys:
+        return
+    header = request.headers.get("authorization", "")
+    token = header[7:].strip() if header.lower().startswith("bearer ") else ""
+    if not any(secrets.compare_digest(token, k) for k in keys):
+        raise Unauthorized("invalid or missing API key (Authorization: Bearer <key>)")
+
+
+def request_id(request: Request) -> str:
+    return request.state.request_id

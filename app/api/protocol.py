@@ -1,0 +1,240 @@
+"""Wire protocol: the OpenAI chat-completions request, the grounding options, the response.
+
+Validation errors here become 400s in OpenAI's error shape (see app/api/errors.py). Imports no
+provider and no stage.
+"""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+# Parameters accepted from the OpenAI body that this service cannot apply: ignored, and named in
+# grounding.ignored_params so the caller knows.
+IGNORABLE_PARAMS = (
+    "frequency_penalty", "presence_penalty", "logit_bias", "logprobs", "top_logprobs",
+    "parallel_tool_calls", "service_tier", "store", "reasoning_effort", "modalities", "prediction",
+    "audio", "web_search_options", "prompt_cache_key", "safety_identifier", "verbosity",
+)
+_ALLOWED_PART_TYPES = ("text", "input_text")
+_ROLES = ("system", "developer", "user", "assistant")
+
+
+class TextPart(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    type: str
+    text: str | None = None
+
+
+class ChatMessage(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    role: str
+    content: str | list[TextPart] | None = None
+    name: str | None = None
+
+    def text(self) -> str:
+        if self.content is None:
+            return ""
+        if isinstance(self.content, str):
+            return self.content
+        return "\n".join(p.text or "" for p in self.content)
+
+
+class GroundingOptions(BaseModel):
+    """Per-request grounding controls. Unset fields take the server's configured defaults."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mode: Literal["auto", "always", "never"] = Field(
+        "auto", description="auto: the router decides whether to search; always / never override.")
+    freshness_days: int | None = Field(
+        None, ge=1, le=3650, description="Evidence age window in days (1-3650). Default: from the planner "
+        "(short for time-sensitive questions), else GA_DEFAULT_FRESHNESS_DAYS.")
+    include_domains: list[str] = Field(
+        default_factory=list, max_length=50, description="Only these domains (and subdomains). Default: any.")
+    exclude_domains: list[str] = Field(
+        default_factory=list, max_length=50, description="Never these domains (and subdomains).")
+    primary_domains: list[str] = Field(
+        default_factory=list, max_length=50, description="Official sources for the subject; boosted and "
+        "required when require_primary. Default: GA_PRIMARY_DOMAINS.")
+    max_queries: int | None = Field(None, ge=1, le=4, description="Search queries planned (1-4). Default 3.")
+    max_results: int | None = Field(None, ge=1, le=50, description="Results asked per query (1-50). Default 8.")
+    max_fetches: int | None = Field(None, ge=0, le=20, description="Pages fetched (0-20). Default 6.")
+    max_evidence: int | None = Field(None, ge=1, le=30, description="Evidence spans shown to the composer (1-30). Default 8.")
+    token_budget: int | None = Field(None, ge=256, le=32000, description="Token budget of the evidence block (256-32000). Default 3000.")
+    min_sources: int | None = Field(None, ge=1, le=10, description="Independent registrable domains required (1-10). Default 2.")
+    require_primary: bool = Field(False, description="Abstain unless a primary source is among the evidence.")
+    verification: Literal["drop", "flag", "off"] = Field(
+        "drop", description="Unsupported sentences: drop them, flag them in grounding.claims, or skip checking.")
+    on_conflict: Literal["surface", "prefer", "abstain"] = Field(
+        "surface", description="When sources disagree: state both, prefer the authoritative/recent one, or abstain.")
+    cache: Literal["use", "bypass", "refresh"] = Field("use", description="Cache policy for this request.")
+    deadline_ms: int | None = Field(None, ge=500, le=120_000, description="Whole-request deadline (500-120000 ms). Default GA_DEADLINE_MS.")
+    max_cost_usd: float | None = Field(None, ge=0, description="Stop before spending more than this (USD).")
+    max_searches: int | None = Field(None, ge=0, le=40, description="Stop before more search calls than this.")
+
+    @field_validator("include_domains", "exclude_domains", "primary_domains")
+    @classmethod
+    def _domains(cls, v: list[str]) -> list[str]:
+        from app.urls import normalize_domain
+
+        out = [normalize_domain(d) for d in v]
+        for d in out:
+            if not d or " " in d:
+                raise ValueError(f"not a domain: {d!r}")
+        return list(dict.fromkeys(out))
+
+
+class ChatCompletionRequest(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    model: str | None = None
+    messages: list[ChatMessage] = Field(..., min_length=1)
+    temperature: float | None = Field(None, ge=0, le=2)
+    top_p: float | None = Field(None, ge=0, le=1)
+    max_tokens: int | None = Field(None, ge=1)
+    max_completion_tokens: int | None = Field(None, ge=1)
+    stop: str | list[str] | None = None
+    seed: int | None = None
+    user: str | None = None
+    stream: bool = False
+    stream_options: dict[str, Any] | None = None
+    metadata: dict[str, str] | None = None
+    n: int | None = None
+    tools: list[Any] | None = None
+    functions: list[Any] | None = None
+    tool_choice: Any = None
+    function_call: Any = None
+    response_format: dict[str, Any] | None = None
+    grounding: GroundingOptions = Field(default_factory=GroundingOptions)
+
+    @model_validator(mode="after")
+    def _reject_unsupported(self) -> "ChatCompletionRequest":
+        from app.errors import InvalidRequest
+
+        if self.n is not None and self.n > 1:
+            raise InvalidRequest("n > 1 is not supported: a grounded answer has one choice", param="n")
+        for name in ("tools", "functions"):
+            if getattr(self, name):
+                raise InvalidRequest(f"'{name}' is not supported by the grounded-answer service", param=name)
+        for name in ("tool_choice", "function_call"):
+            if getattr(self, name) not in (None, "none"):
+                raise InvalidRequest(f"'{name}' is not supported by the grounded-answer service", param=name)
+        if self.response_format and self.response_format.get("type", "text") != "text":
+            raise InvalidRequest("only response_format {'type': 'text'} is supported", param="response_format")
+        for i, msg in enumerate(self.messages):
+            if msg.role not in _ROLES:
+                raise InvalidRequest(f"messages[{i}].role {msg.role!r} is not supported; use one of "
+                                     f"{', '.join(_ROLES)}", param=f"messages[{i}].role")
+            if isinstance(msg.content, list):
+                for j, part in enumerate(msg.content):
+                    if part.type not in _ALLOWED_PART_TYPES:
+                        raise InvalidRequest(f"content part type {part.type!r} is not supported; only text",
+                                             param=f"messages[{i}].content[{j}]")
+                    if part.text is None:
+                        raise InvalidRequest("a text content part needs 'text'", param=f"messages[{i}].content[{j}]")
+        users = [m for m in self.messages if m.role == "user"]
+        if not users or not users[-1].text().strip():
+            raise InvalidRequest("messages must contain a non-empty user turn", param="messages")
+        return self
+
+    def ignored_extras(self) -> list[str]:
+        extras = set(self.model_extra or {})
+        return sorted(extras)
+
+
+# --- response (documented in OpenAPI; built as plain dicts on the hot path) -------------------
+
+
+class UrlCitation(BaseModel):
+    url: str
+    title: str
+    start_index: int
+    end_index: int
+
+
+class Annotation(BaseModel):
+    type: Literal["url_citation"] = "url_citation"
+    url_citation: UrlCitation
+
+
+class ResponseMessage(BaseModel):
+    role: Literal["assistant"] = "assistant"
+    content: str
+    annotations: list[Annotation] = []
+    refusal: str | None = None
+
+
+class Choice(BaseModel):
+    index: int = 0
+    message: ResponseMessage
+    finish_reason: Literal["stop", "length"] = "stop"
+    logprobs: None = None
+
+
+class Usage(BaseModel):
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+
+
+class SourceOut(BaseModel):
+    id: int | None = Field(None, description="Citation number [n] when cited, else null")
+    span_id: str
+    url: str
+    title: str
+    domain: str
+    published_at: str | None
+    date_source: str
+    fetched_at: str | None
+    score: float
+    primary: bool
+    also_reported_by: list[str] = []
+
+
+class ClaimOut(BaseModel):
+    text: str
+    source_ids: list[int]
+    quote: str
+    supported: bool
+    support_score: float
+
+
+class AbstentionOut(BaseModel):
+    reason: str
+    message: str
+    failed_checks: list[str]
+    queries_run: list[str]
+    links_found: list[str]
+
+
+class GroundingOut(BaseModel):
+    status: Literal["grounded", "abstained", "ungrounded"]
+    composer: str
+    route: dict[str, Any]
+    queries: list[str]
+    freshness_days: int | None
+    sources: list[SourceOut]
+    claims: list[ClaimOut]
+    dropped_claims: list[ClaimOut]
+    conflicts: list[dict[str, Any]]
+    abstention: AbstentionOut | None
+    groundedness: float | None
+    filtered: dict[str, int]
+    fetches: list[dict[str, Any]]
+    cost: dict[str, Any]
+    cache: dict[str, str]
+    timings_ms: dict[str, float]
+    ignored_params: list[str]
+    request_id: str
+
+
+class ChatCompletionResponse(BaseModel):
+    id: str
+    object: Literal["chat.completion"] = "chat.completion"
+    created: int
+    model: str
+    choices: list[Choice]
+    usage: Usage
+    citations: list[str]
+    grounding: GroundingOut

@@ -1,0 +1,74 @@
+"""HTTP routes: they only adapt — parse, call the service once, pick JSON or SSE by return type."""
+from __future__ import annotations
+
+import orjson
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from app.api.deps import get_state, request_id, require_auth
+from app.api.protocol import ChatCompletionRequest, ChatCompletionResponse
+from app.api.serving import Completion, serve_chat
+from app.errors import NotFound
+from app.state import ServiceState
+
+router = APIRouter()
+ERROR_RESPONSES = {400: {"description": "Invalid request (OpenAI error shape)"},
+                   401: {"description": "Missing or invalid API key"}}
+
+
+async def _answer(body: ChatCompletionRequest, state: ServiceState, rid: str, route: str) -> Response:
+    result = await serve_chat(body, state, rid, route)
+    if isinstance(result, Completion):
+        return Response(orjson.dumps(result.body), media_type="application/json", headers=result.headers)
+    return StreamingResponse(result.chunks, media_type="text/event-stream",
+                             headers={**result.headers, "Cache-Control": "no-cache"})
+
+
+@router.post("/v1/grounded-answers", response_model=ChatCompletionResponse, responses=ERROR_RESPONSES,
+             dependencies=[Depends(require_auth)], summary="Answer from web evidence, with citations, or abstain")
+async def grounded_answers(body: ChatCompletionRequest, state: ServiceState = Depends(get_state),
+                           rid: str = Depends(request_id)) -> Response:
+    return await _answer(body, state, rid, "grounded-answers")
+
+
+@router.post("/v1/chat/completions", response_model=ChatCompletionResponse, responses=ERROR_RESPONSES,
+             dependencies=[Depends(require_auth)], summary="Same handler, for OpenAI clients (change base_url)")
+async def chat_completions(body: ChatCompletionRequest, state: ServiceState = Depends(get_state),
+                           rid: str = Depends(request_id)) -> Response:
+    return await _answer(body, state, rid, "chat-completions")
+
+
+@router.get("/v1/models", dependencies=[Depends(require_auth)])
+async def models(state: ServiceState = Depends(get_state)) -> dict:
+    return {"object": "list", "data": [{"id": state.settings.public_model_name, "object": "model", "created": 0,
+                                        "owned_by": "grounded-answers"}]}
+
+
+@router.get("/v1/traces/{trace_id}", dependencies=[Depends(require_auth)])
+async def trace(trace_id: str, state: ServiceState = Depends(get_state)) -> Response:
+    raw = await state.cache.get(f"trace:{trace_id}")
+    if raw is None:
+        raise NotFound(f"no trace for request {trace_id!r} (expired or never recorded)", param="trace_id")
+    return Response(raw, media_type="application/json")
+
+
+@router.get("/healthz")
+async def healthz() -> dict:
+    return {"status": "ok"}
+
+
+@router.get("/readyz")
+async def readyz(state: ServiceState = Depends(get_state)) -> JSONResponse:
+    checks = {"search_providers": [p.name for p in state.search], "llm": state.settings.llm_enabled,
+              "cache": state.cache.name}
+    cache_ok = await state.cache.ping()
+    checks["cache_ok"] = cache_ok
+    # Redis down degrades (no cache) but does not make the service unready.
+    ready = bool(state.search)
+    return JSONResponse({"status": "ready" if ready else "not_ready", "checks": checks}, status_code=200 if ready else 503)
+
+
+@router.get("/metrics")
+async def metrics_endpoint() -> Response:
+    return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)

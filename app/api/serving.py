@@ -1,0 +1,201 @@
+"""Serving: turn one chat request into a pipeline run and its result into a chat.completion (JSON)
+or a chat.completion.chunk stream (SSE)."""
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from typing import AsyncIterator
+
+import orjson
+
+from app import metrics
+from app.api.protocol import IGNORABLE_PARAMS, ChatCompletionRequest
+from app.pipeline.context import Options
+from app.pipeline.orchestrator import new_context, run_pipeline
+from app.pipeline.result import PipelineResult
+from app.pipeline.types import Claim, Evidence
+from app.state import ServiceState
+
+SAMPLING_PARAMS = ("temperature", "top_p", "seed", "stop")
+
+
+@dataclass
+class Completion:
+    body: dict
+    headers: dict[str, str]
+
+
+@dataclass
+class CompletionStream:
+    chunks: AsyncIterator[bytes]
+    headers: dict[str, str]
+
+
+async def serve_chat(req: ChatCompletionRequest, state: ServiceState, request_id: str, route: str) -> Completion | CompletionStream:
+    settings = state.settings
+    options = Options.resolve(
+        req.grounding, settings, temperature=req.temperature, top_p=req.top_p, seed=req.seed,
+        stop=[req.stop] if isinstance(req.stop, str) else req.stop, max_tokens=req.max_completion_tokens or req.max_tokens)
+    ctx = new_context(request_id, options, settings, state.tokens)
+    ctx.ignored_params = sorted(set(req.ignored_extras()) | {p for p in IGNORABLE_PARAMS if p in (req.model_extra or {})})
+    turns = [(m.role, m.text()) for m in req.messages if m.role in ("user", "assistant", "system", "developer")]
+    metrics.IN_FLIGHT.inc()
+    try:
+        result = await run_pipeline(turns, ctx, state)
+    finally:
+        metrics.IN_FLIGHT.dec()
+    if result.composer.startswith("extractive"):
+        ctx.ignored_params = sorted(set(ctx.ignored_params) | {p for p in SAMPLING_PARAMS if getattr(req, p) is not None})
+    body = build_body(result, req.model or settings.public_model_name, request_id)
+    headers = grounding_headers(result, request_id)
+    metrics.REQUESTS.labels(route=route, status="200", grounding_status=result.status.value).inc()
+    await state.cache.set(f"trace:{request_id}", orjson.dumps(build_trace(result, body)), settings.trace_ttl_s)
+    if req.stream:
+        include_usage = bool((req.stream_options or {}).get("include_usage"))
+        return CompletionStream(stream_chunks(body, include_usage), headers)
+    return Completion(body, headers)
+
+
+def _source_list(result: PipelineResult) -> list[dict]:
+    cited_no = {e.url: i for i, e in enumerate(result.cited, 1)}
+    seen: dict[str, dict] = {}
+    for ev in result.evidence:
+        if ev.url in seen:
+            continue
+        seen[ev.url] = {
+            "id": cited_no.get(ev.url), "span_id": ev.span_id, "url": ev.url, "title": ev.title, "domain": ev.domain,
+            "published_at": ev.published_at.isoformat() if ev.published_at else None, "date_source": ev.date_source,
+            "fetched_at": ev.fetched_at.isoformat() if ev.fetched_at else None, "score": ev.score,
+            "primary": ev.primary, "also_reported_by": ev.also_reported_by,
+        }
+    return list(seen.values())
+
+
+def _claim(c: Claim) -> dict:
+    return {"text": c.text, "source_ids": c.markers, "span_ids": c.span_ids, "quote": c.quote,
+            "supported": c.supported, "support_score": c.support, "factual": c.factual}
+
+
+def build_body(result: PipelineResult, model: str, request_id: str) -> dict:
+    ctx = result.ctx
+    content = result.content
+    annotations = []
+    for claim in result.claims:
+        for n in claim.markers:
+            ev: Evidence = result.cited[n - 1]
+            annotations.append({"type": "url_citation", "url_citation": {
+                "url": ev.url, "title": ev.title, "start_index": claim.start, "end_index": claim.end}})
+    ab = result.abstention
+    prompt, completion = ctx.cost.prompt_tokens, ctx.cost.completion_tokens
+    if completion == 0 and content:
+        completion = ctx.tokens.count(content) if ctx.tokens else len(content.split())
+    return {
+        "id": "chatcmpl-" + request_id.removeprefix("req_"),
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content, "annotations": annotations,
+                                             "refusal": None},
+                     "finish_reason": result.finish_reason, "logprobs": None}],
+        "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
+        "citations": [e.url for e in result.cited],
+        "grounding": {
+            "status": result.status.value,
+            "composer": result.composer,
+            "route": {"needs_search": result.route.needs_search, "reason": result.route.reason, "by": result.route.by},
+            "queries": result.plan.queries if result.plan else [],
+            "freshness_days": result.plan.freshness_days if result.plan else None,
+            "sources": _source_list(result),
+            "claims": [_claim(c) for c in result.claims],
+            "dropped_claims": [_claim(c) for c in result.dropped_claims],
+            "conflicts": [{"attribute": c.attribute, "values": c.values, "policy": ctx.options.on_conflict}
+                          for c in result.conflicts],
+            "abstention": None if ab is None else {
+                "reason": ab.reason.value, "message": ab.message, "failed_checks": ab.failed_checks,
+                "queries_run": ab.queries_run, "links_found": ab.links_found},
+            "groundedness": result.groundedness,
+            "filtered": result.search.filtered if result.search else {},
+            "search_errors": result.search.errors if result.search else [],
+            "fetches": [{"url": p.requested_url, "final_url": p.url, "outcome": p.reason.value, "status": p.status}
+                        for p in result.pages],
+            "cost": ctx.cost.as_dict(),
+            "cache": ctx.cache,
+            "timings_ms": {**ctx.timings_ms, "total": round((time.monotonic() - ctx.started) * 1000, 3)},
+            "ignored_params": ctx.ignored_params,
+            "request_id": request_id,
+        },
+    }
+
+
+def grounding_headers(result: PipelineResult, request_id: str) -> dict[str, str]:
+    cost = result.ctx.cost
+    cache = result.ctx.cache
+    return {
+        "X-Request-Id": request_id,
+        "X-Grounding-Status": result.status.value,
+        "X-Grounding-Cost-USD": f"{cost.usd:.6f}",
+        "X-Grounding-Prompt-Tokens": str(cost.prompt_tokens),
+        "X-Grounding-Completion-Tokens": str(cost.completion_tokens),
+        "X-Grounding-Searches": str(cost.search_calls),
+        "X-Grounding-Fetches": str(cost.fetches),
+        "X-Grounding-Cache": ",".join(f"{k}={v}" for k, v in sorted(cache.items())) or "none",
+    }
+
+
+async def stream_chunks(body: dict, include_usage: bool) -> AsyncIterator[bytes]:
+    """Stream after verification: the content is final, sent sentence by sentence; the last
+    chunk carries citations and grounding."""
+    base = {"id": body["id"], "object": "chat.completion.chunk", "created": body["created"], "model": body["model"]}
+
+    def event(payload: dict) -> bytes:
+        return b"data: " + orjson.dumps(payload) + b"\n\n"
+
+    message = body["choices"][0]["message"]
+    yield event({**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]})
+    content = message["content"]
+    pieces = _pieces(content)
+    for piece in pieces:
+        yield event({**base, "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]})
+    final = {**base, "choices": [{"index": 0, "delta": {"annotations": message["annotations"]} if message["annotations"] else {},
+                                  "finish_reason": body["choices"][0]["finish_reason"]}],
+             "citations": body["citations"], "grounding": body["grounding"]}
+    yield event(final)
+    if include_usage:
+        yield event({**base, "choices": [], "usage": body["usage"]})
+    yield b"data: [DONE]\n\n"
+
+
+def _pieces(content: str) -> list[str]:
+    """Sentence-sized pieces whose concatenation is exactly `content`."""
+    parts = re.split(r"(?<=[.!?]) ", content)
+    return [p + " " for p in parts[:-1]] + [parts[-1]] if content else []
+
+
+def build_trace(result: PipelineResult, body: dict) -> dict:
+    """Everything needed to explain the answer: plan, raw results, fetches, decisions, verdicts."""
+    search = result.search
+    return {
+        "request_id": body["grounding"]["request_id"],
+        "route": body["grounding"]["route"],
+        "plan": {"queries": result.plan.queries, "freshness_days": result.plan.freshness_days, "by": result.plan.by,
+                 "question": result.plan.question} if result.plan else None,
+        "search": [{"provider": r.provider, "query": r.query, "unresponsive_engines": r.unresponsive_engines,
+                    "elapsed_ms": round(r.elapsed_ms, 2),
+                    "hits": [{"url": h.url, "title": h.title, "rank": h.rank} for h in r.hits]}
+                   for r in (search.results if search else [])],
+        "search_errors": search.errors if search else [],
+        "candidates": [h.url for h in (search.candidates if search else [])],
+        "fetches": body["grounding"]["fetches"],
+        "selection": [{"url": d.url, "decision": d.decision, "reason": d.reason}
+                      for d in (result.selection.decisions if result.selection else [])],
+        "evidence": [{"span_id": e.span_id, "url": e.url, "score": e.score, "tokens": e.tokens, "text": e.text}
+                     for e in result.evidence],
+        "evidence_tokens": result.selection.prompt_tokens if result.selection else 0,
+        "claims": body["grounding"]["claims"],
+        "dropped_claims": body["grounding"]["dropped_claims"],
+        "status": body["grounding"]["status"],
+        "abstention": body["grounding"]["abstention"],
+        "timings_ms": body["grounding"]["timings_ms"],
+        "cost": body["grounding"]["cost"],
+    }

@@ -1,0 +1,107 @@
+"""Parsing date strings found in pages: ISO stamps, numeric dates, month-name dates, URL paths.
+
+Only plausible dates are returned (1995-01-01 .. tomorrow): a page cannot be published before the
+web was common or in the future, and a wrong date is worse than none.
+"""
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, timedelta, timezone
+
+MIN_DATE = date(1995, 1, 1)
+
+_MONTHS = {
+    # English, German, French, Spanish, Portuguese, Italian, Dutch (full names and common stems)
+    "jan": 1, "january": 1, "januar": 1, "janvier": 1, "enero": 1, "janeiro": 1, "gennaio": 1, "januari": 1,
+    "feb": 2, "february": 2, "februar": 2, "février": 2, "fevrier": 2, "febrero": 2, "fevereiro": 2, "febbraio": 2, "februari": 2,
+    "mar": 3, "march": 3, "märz": 3, "mars": 3, "marzo": 3, "março": 3, "marco": 3, "maart": 3,
+    "apr": 4, "april": 4, "avril": 4, "abril": 4, "aprile": 4,
+    "may": 5, "mai": 5, "mayo": 5, "maio": 5, "maggio": 5, "mei": 5,
+    "jun": 6, "june": 6, "juni": 6, "juin": 6, "junio": 6, "junho": 6, "giugno": 6,
+    "jul": 7, "july": 7, "juli": 7, "juillet": 7, "julio": 7, "julho": 7, "luglio": 7,
+    "aug": 8, "august": 8, "août": 8, "aout": 8, "agosto": 8, "augustus": 8,
+    "sep": 9, "sept": 9, "september": 9, "septembre": 9, "septiembre": 9, "setembro": 9, "settembre": 9,
+    "oct": 10, "october": 10, "oktober": 10, "octobre": 10, "octubre": 10, "outubro": 10, "ottobre": 10,
+    "nov": 11, "november": 11, "novembre": 11, "noviembre": 11, "novembro": 11,
+    "dec": 12, "december": 12, "dezember": 12, "décembre": 12, "decembre": 12, "diciembre": 12, "dezembro": 12, "dicembre": 12,
+}
+_MONTH_ALT = "|".join(sorted((re.escape(m) for m in _MONTHS), key=len, reverse=True))
+
+_ISO_RE = re.compile(r"(?<!\d)((?:19|20)\d\d)-(\d\d?)-(\d\d?)(?!\d)")
+_YMD_RE = re.compile(r"(?<!\d)((?:19|20)\d\d)[/.](\d\d?)[/.](\d\d?)(?!\d)")
+_DMY_RE = re.compile(r"(?<![\d/.])(\d\d?)[/.\-](\d\d?)[/.\-]((?:19|20)\d\d)(?!\d)")
+_CJK_RE = re.compile(r"((?:19|20)\d\d)\s*年\s*(\d\d?)\s*月\s*(\d\d?)\s*日")
+_COMPACT_RE = re.compile(r"(?<!\d)((?:19|20)\d\d)(\d\d)(\d\d)(?:T?\d{4,6})?(?!\d)")
+_MDY_TEXT_RE = re.compile(
+    rf"\b({_MONTH_ALT})\.?\s+(\d\d?)(?:st|nd|rd|th)?,?\s+((?:19|20)\d\d)\b", re.I
+)
+_DMY_TEXT_RE = re.compile(
+    rf"\b(\d\d?)(?:st|nd|rd|th|er|º)?\.?\s+(?:de\s+)?({_MONTH_ALT})\.?,?\s+(?:de\s+)?((?:19|20)\d\d)\b", re.I
+)
+_URL_RE = re.compile(r"/((?:19|20)\d\d)[/_-](\d\d?)[/_-](\d\d?)(?:/|[_-]|$)")
+_URL_COMPACT_RE = re.compile(r"[/_-]((?:19|20)\d\d)(\d\d)(\d\d)(?:[/_.-]|$)")
+
+
+def plausible(year: int, month: int, day: int, today: date | None = None) -> date | None:
+    try:
+        found = date(year, month, day)
+    except ValueError:
+        return None
+    latest = (today or datetime.now(timezone.utc).date()) + timedelta(days=1)
+    return found if MIN_DATE <= found <= latest else None
+
+
+def parse_date(value: str, day_first: bool = True) -> date | None:
+    """The first plausible date in a string (machine stamps first, then human forms)."""
+    if not value:
+        return None
+    for regex in (_ISO_RE, _YMD_RE, _CJK_RE):
+        m = regex.search(value)
+        if m:
+            found = plausible(int(m[1]), int(m[2]), int(m[3]))
+            if found:
+                return found
+    return parse_human_date(value, day_first=day_first) or _compact(value)
+
+
+def parse_human_date(value: str, day_first: bool = True) -> date | None:
+    m = _MDY_TEXT_RE.search(value)
+    if m:
+        found = plausible(int(m[3]), _MONTHS[m[1].lower()], int(m[2]))
+        if found:
+            return found
+    m = _DMY_TEXT_RE.search(value)
+    if m:
+        found = plausible(int(m[3]), _MONTHS[m[2].lower()], int(m[1]))
+        if found:
+            return found
+    m = _DMY_RE.search(value)
+    if m:
+        a, b, year = int(m[1]), int(m[2]), int(m[3])
+        first = plausible(year, b, a) if day_first else plausible(year, a, b)
+        return first or (plausible(year, a, b) if day_first else plausible(year, b, a))
+    return None
+
+
+def _compact(value: str) -> date | None:
+    m = _COMPACT_RE.fullmatch(value.strip())
+    return plausible(int(m[1]), int(m[2]), int(m[3])) if m else None
+
+
+def date_in_url(url: str) -> date | None:
+    """/2020/03/15/ or /2020-03-15- or /20200315/ in the path (not the host or query)."""
+    path = url.split("://", 1)[-1].split("?", 1)[0].split("#", 1)[0]
+    path = path[path.find("/"):] if "/" in path else ""
+    m = _URL_RE.search(path) or _URL_COMPACT_RE.search(path)
+    return plausible(int(m[1]), int(m[2]), int(m[3])) if m else None
+
+
+def parse_http_date(value: str) -> date | None:
+    """RFC 7231 dates as sent in Last-Modified."""
+    from email.utils import parsedate_to_datetime
+
+    try:
+        stamp = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return plausible(stamp.year, stamp.month, stamp.day) if stamp else None

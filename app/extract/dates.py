@@ -1,0 +1,247 @@
+"""Publication and modification dates of a page, with the source that gave them.
+
+Sources, in a fixed order of preference (the first that yields a plausible date wins):
+1. JSON-LD ``datePublished`` / ``dateModified`` (objects, arrays and ``@graph``)  -> "json-ld"
+2. meta tags (``article:published_time``, ``datePublished`` itemprop, ``pubdate``, ``dc.date``,
+   ``parsely-pub-date``, ``sailthru.date``, ... ``og:updated_time`` last)           -> "meta"
+3. ``<time datetime>`` / elements with ``itemprop=datePublished``                   -> "time"
+4. a visible byline/dateline element (class or id saying date/time/published/byline) -> "byline"
+5. a date in the URL path (/2020/03/15/)                                             -> "url"
+6. the HTTP ``Last-Modified`` header                                                 -> "http-last-modified"
+7. a date near the top of the page text                                              -> "text"
+Copyright lines never count. Nothing found stays unknown: there is no default to today.
+
+``Last-Modified`` is a server fact about the file, not the article: it is always recorded as the
+modified date when nothing better is known, and used as the published date only as a last resort
+before text scanning (a page served unchanged since then was published on or before that day).
+"""
+from __future__ import annotations
+
+import json
+import re
+from datetime import date
+
+from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+from app.extract.date_parse import date_in_url, parse_date, parse_http_date, parse_human_date
+from app.pipeline.types import PageDates
+
+PUBLISHED_META = (
+    "article:published_time", "og:published_time", "og:article:published_time", "datepublished",
+    "article.published", "published_time", "publish_date", "publish-date", "publishdate", "pubdate",
+    "parsely-pub-date", "sailthru.date", "dc.date.issued", "dcterms.issued", "dc.date", "dcterms.date",
+    "dc.date.created", "dcterms.created", "date", "citation_publication_date", "citation_date",
+    "article_date_original", "original-publish-date", "cxenseparse:recs:publishtime", "datecreated",
+    "og:updated_time",
+)
+MODIFIED_META = (
+    "article:modified_time", "og:updated_time", "datemodified", "last-modified", "dcterms.modified",
+    "dc.date.modified", "article.updated", "sailthru.lastmodified",
+)
+_LD_ARTICLE_TYPES = re.compile(r"article|posting|report|news|blog|webpage|video|creativework", re.I)
+_LD_FIELD_RE = re.compile(r'"(datePublished|dateModified|dateCreated|uploadDate)"\s*:\s*"([^"]{6,40})"')
+_BYLINE_SELECTOR = (
+    '[class*="date" i],[class*="time" i],[class*="publish" i],[class*="byline" i],'
+    '[class*="posted" i],[id*="date" i],[id*="publish" i],[class*="meta" i]'
+)
+_COPYRIGHT_RE = re.compile(r"©|&copy;|\(c\)|copyright|all rights reserved", re.I)
+_TEXT_SCAN_CHARS = 2500
+
+
+def find_page_dates(html: str | bytes, url: str | None = None, headers: dict[str, str] | None = None) -> PageDates:
+    parser = LexborHTMLParser(html, encoding=True) if isinstance(html, bytes) else LexborHTMLParser(html)
+    http_modified = parse_http_date((headers or {}).get("last-modified", ""))
+
+    ld_published, ld_modified, ld_raw = _json_ld_dates(parser)
+    meta = _meta_values(parser)
+    modified = ld_modified or _first_meta_date(meta, MODIFIED_META)[0] or http_modified
+    meta_published, meta_raw = _first_meta_date(meta, PUBLISHED_META)
+    for source, published, raw in (("json-ld", ld_published, ld_raw), ("meta", meta_published, meta_raw)):
+        if published:
+            shown = _shown_day_near_midnight(parser, published, raw)
+            if shown:
+                return PageDates(shown[0], modified or shown[0], shown[1])
+            return PageDates(published, modified or published, source)
+    for source, finder in (
+        ("time", lambda: _time_element_date(parser)),
+        ("byline", lambda: _byline_date(parser)),
+        ("url", lambda: date_in_url(url) if url else None),
+        ("http-last-modified", lambda: http_modified),
+        ("text", lambda: _text_date(parser) or _htmldate_fallback(html)),
+    ):
+        published = finder()
+        if published:
+            return PageDates(published, modified or published, source)
+    return PageDates(None, modified, "unknown")
+
+
+# --- JSON-LD ---------------------------------------------------------------------------------
+
+
+def _json_ld_dates(parser: LexborHTMLParser) -> tuple[date | None, date | None, str]:
+    published: date | None = None
+    modified: date | None = None
+    raw_published = ""
+    for script in parser.css('script[type="application/ld+json" i]'):
+        raw = script.text(deep=True).strip()
+        if not raw:
+            continue
+        for item in _json_ld_items(raw):
+            kind = item.get("@type", "")
+            kind = " ".join(kind) if isinstance(kind, list) else str(kind)
+            if kind and not _LD_ARTICLE_TYPES.search(kind):
+                continue
+            value = item.get("datePublished") or item.get("dateCreated") or item.get("uploadDate")
+            pub = _ld_date(value)
+            if pub and not published:
+                published, raw_published = pub, str(value)
+            modified = modified or _ld_date(item.get("dateModified"))
+        if published:
+            break
+    return published, modified, raw_published
+
+
+def _json_ld_items(raw: str) -> list[dict]:
+    """Every object in a JSON-LD script (nested @graph and arrays flattened); tolerant of junk."""
+    raw = raw.replace("<!--", "").replace("-->", "").replace("<![CDATA[", "").replace("]]>", "")
+    try:
+        data = json.loads(raw, strict=False)
+    except ValueError:
+        # broken JSON is common; the fields themselves are still readable
+        fields: dict[str, str] = {}
+        for name, value in _LD_FIELD_RE.findall(raw):
+            fields.setdefault(name, value)
+        return [fields] if fields else []
+    out: list[dict] = []
+    stack = [data]
+    while stack and len(out) < 200:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(reversed(node))
+        elif isinstance(node, dict):
+            out.append(node)
+            for key in ("@graph", "mainEntity", "mainEntityOfPage", "itemListElement"):
+                child = node.get(key)
+                if isinstance(child, (list, dict)):
+                    stack.append(child)
+    return out
+
+
+def _ld_date(value: object) -> date | None:
+    if isinstance(value, list):
+        value = value[0] if value else None
+    return parse_date(value) if isinstance(value, str) else None
+
+
+# --- meta tags -------------------------------------------------------------------------------
+
+
+def _meta_values(parser: LexborHTMLParser) -> dict[str, str]:
+    values: dict[str, str] = {}
+    for node in parser.css("meta[content]"):
+        attrs = node.attributes
+        content = attrs.get("content")
+        if not content:
+            continue
+        for key in ("property", "name", "itemprop", "http-equiv"):
+            name = attrs.get(key)
+            if name:
+                values.setdefault(name.strip().lower(), content)
+    return values
+
+
+def _first_meta_date(meta: dict[str, str], names: tuple[str, ...]) -> tuple[date | None, str]:
+    for name in names:
+        value = meta.get(name)
+        if value:
+            found = parse_date(value)
+            if found:
+                return found, value
+    return None, ""
+
+
+_STAMP_HOUR_RE = re.compile(r"T(\d\d):")
+
+
+def _shown_day_near_midnight(parser: LexborHTMLParser, stamp_day: date, raw: str) -> tuple[date, str] | None:
+    """A machine stamp a few hours from midnight may be a day off the date readers see (it is
+    often written in UTC, the page shows local time). Then a visible date one day away wins."""
+    m = _STAMP_HOUR_RE.search(raw)
+    if not m or 4 <= int(m[1]) <= 20:
+        return None
+    for source, finder in (("time", _time_element_date), ("byline", _byline_date)):
+        shown = finder(parser)
+        if shown and abs((shown - stamp_day).days) == 1:
+            return shown, source
+    return None
+
+
+# --- visible elements ------------------------------------------------------------------------
+
+
+def _time_element_date(parser: LexborHTMLParser) -> date | None:
+    for node in parser.css('[itemprop="datePublished"], time[datetime], time[pubdate], abbr.published[title]'):
+        if _in_footer(node):
+            continue
+        attrs = node.attributes
+        value = attrs.get("datetime") or attrs.get("content") or attrs.get("title") or node.text()
+        found = parse_date(value or "")
+        if found:
+            return found
+    return None
+
+
+def _byline_date(parser: LexborHTMLParser) -> date | None:
+    body = parser.body
+    if body is None:
+        return None
+    for node in body.css(_BYLINE_SELECTOR)[:60]:
+        text = node.text(separator=" ")
+        if not text or len(text) > 200 or _COPYRIGHT_RE.search(text) or _in_footer(node):
+            continue
+        found = parse_date(text)
+        if found:
+            return found
+    return None
+
+
+def _in_footer(node: LexborNode) -> bool:
+    parent, depth = node.parent, 0
+    while parent is not None and depth < 12:
+        if parent.tag == "footer":
+            return True
+        parent, depth = parent.parent, depth + 1
+    return False
+
+
+def _text_date(parser: LexborHTMLParser) -> date | None:
+    body = parser.body
+    if body is None:
+        return None
+    for node in body.css("script, style, noscript, footer, nav"):
+        node.decompose()
+    text = body.text(separator="\n")[: _TEXT_SCAN_CHARS * 2]
+    for line in text.split("\n"):
+        line = line.strip()
+        if not line or _COPYRIGHT_RE.search(line):
+            continue
+        found = parse_human_date(line) or (parse_date(line) if len(line) < 80 else None)
+        if found:
+            return found
+    return None
+
+
+def _htmldate_fallback(html: str | bytes) -> date | None:
+    """htmldate's extensive text heuristics, only for pages none of the cheap sources could date
+    (measured: it finds a correct date for some of them; see docs/EXTRACTION.md)."""
+    try:
+        from htmldate import find_date
+    except ImportError:  # optional at run time
+        return None
+    try:
+        found = find_date(html, original_date=True, extensive_search=True)
+    except Exception:  # a third-party parser must not fail the page
+        return None
+    day = parse_date(found) if found else None
+    # htmldate falls back to YYYY-01-01 from a bare year (often the copyright line): not a date
+    return None if day is None or (day.month == 1 and day.day == 1) else day

@@ -1,0 +1,174 @@
+"""Main-content extraction from HTML on the Lexbor parser (selectolax).
+
+How it works (details in docs/EXTRACTION.md):
+1. parse (bytes are decoded by BOM / <meta charset>, else utf-8 with replacement);
+2. one DOM walk (html_blocks.build_tree) yields text blocks and the element tree, skipping
+   scripts, styles, navigation, form controls and hidden elements;
+3. every block gets a value: long, link-poor text is positive, link lists, short fragments and
+   blocks under negative class/id hints are negative; each element's score is the sum over the
+   blocks inside it plus a bonus for positive hints, and the best-scoring element is the article;
+4. blocks inside the winner are kept unless they are boilerplate on their own (link-heavy,
+   under a negative hint); invisible characters are stripped.
+5. density = kept chars / visible chars; a page with too little kept text, or whose kept text
+   is a cookie / paywall / enable-JavaScript notice, is flagged as an empty shell.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from selectolax.lexbor import LexborHTMLParser
+
+from app.extract.html_blocks import PageTree, RawBlock, build_tree
+from app.extract.text_clean import collapse_spaces, strip_invisible
+from app.pipeline.types import TextBlock
+
+MIN_MAIN_CHARS = 200  # under this much kept text a page is an empty shell, whatever else it has
+_SHELL_RE = re.compile(
+    r"enable javascript|javascript is (?:disabled|required)|turn on javascript|"
+    r"you need to enable|browser (?:is not|isn't) supported|"
+    r"(?:we|this site) uses? cookies|accept (?:all )?cookies|cookie (?:settings|policy|preferences)|"
+    r"consent to (?:the use of|our use of)|manage (?:your )?(?:privacy|consent)|"
+    r"subscribe to (?:continue|read)|to continue reading|already a subscriber|"
+    r"create a free account|sign in to (?:continue|read)|this content is for subscribers",
+    re.I,
+)
+
+
+@dataclass(slots=True)
+class Extraction:
+    title: str
+    blocks: list[TextBlock] = field(default_factory=list)
+    density: float = 0.0  # main text chars / all visible text chars
+    is_shell: bool = True
+
+    @property
+    def text(self) -> str:
+        return "\n\n".join(b.text for b in self.blocks)
+
+
+def parse_html(html: str | bytes) -> LexborHTMLParser:
+    """Parse; bytes honour a BOM or <meta charset> and fall back to utf-8 with replacement."""
+    if isinstance(html, bytes):
+        return LexborHTMLParser(html, encoding=True)
+    return LexborHTMLParser(html)
+
+
+def extract_html(html: str | bytes, url: str | None = None) -> Extraction:
+    """Main content of a page as heading/paragraph/list/pre/table blocks. ``url`` is reserved for
+    resolving links and is not used for site-specific rules (there are none)."""
+    parser = parse_html(html)
+    title = page_title(parser)
+    body = parser.body
+    if body is None:
+        return Extraction(title=title)
+    tree = build_tree(body)
+    blocks = select_main_blocks(tree)
+    text_blocks = [TextBlock(kind=b.kind, text=b.text, level=b.level) for b in blocks]
+    text_blocks = _drop_title_repeat(text_blocks, title)
+    main_chars = sum(len(b.text) for b in text_blocks)
+    density = min(1.0, main_chars / tree.all_chars) if tree.all_chars else 0.0
+    return Extraction(title=title, blocks=text_blocks, density=density,
+                      is_shell=looks_like_shell(text_blocks, main_chars))
+
+
+def page_title(parser: LexborHTMLParser) -> str:
+    for selector, attr in (('meta[property="og:title"]', "content"), ("title", None), ("h1", None)):
+        node = parser.css_first(selector)
+        if node is None:
+            continue
+        value = node.attributes.get(attr) if attr else node.text()
+        if value and value.strip():
+            return collapse_spaces(strip_invisible(value))
+    return ""
+
+
+def block_value(block: RawBlock) -> float:
+    """How much a block argues for an element holding it (no negative hint between) being the article."""
+    size = len(block.text)
+    link_density = block.link_chars / size if size else 1.0
+    if link_density > 0.5:
+        return -float(size)
+    if size < 25 and block.kind != "heading":
+        return -5.0
+    return size * (1.0 - link_density)
+
+
+def select_main_blocks(tree: PageTree) -> list[RawBlock]:
+    """Score every element by the blocks inside it and keep the clean blocks of the best one.
+
+    Climbing from a block to the root, the block counts for its ancestors until the climb passes
+    an element with a negative hint; from there up it counts against them. So a comment section
+    weighs against the page wrapper holding it, while a negatively named page wrapper cannot sink
+    the article inside it. A weak negative name ("meta", "menu") does not flip the climb once a
+    positive name ("article-body") has been passed; a strong one ("comments", "related") does.
+    """
+    if not tree.blocks:
+        return []
+    hint, parent = tree.hint, tree.parent
+    score = [0.0] * len(parent)
+    for block in tree.blocks:
+        good = block_value(block)
+        bad = -0.5 * len(block.text) if good > 0 else good
+        value, protected, node = good, False, block.owner
+        while node >= 0:
+            h = hint[node]
+            if h < 0 and value is good and (h == -2 or not protected):
+                value = bad
+            elif h > 0:
+                protected = True
+            score[node] += value
+            node = parent[node]
+    boost = (1.0, 1.15, 3.0)
+    best = max(range(len(score)), key=lambda i: score[i] * boost[max(0, hint[i])])
+    if score[best] <= 0:
+        return []
+    end = tree.end[best]
+    return [b for b in tree.blocks if best <= b.owner <= end and _keep(b, tree, best)]
+
+
+# Short lines that are page furniture on any site: bylines, datelines, credits, calls to action.
+_BOILERPLATE_RE = re.compile(
+    r"^(?:by |posted |updated |published |photo:|image:|credit:|source:|related:|read more|see also"
+    r"|advertisement|sponsored|share this|follow us|sign up|subscribe|click here|you may also like"
+    r"|have a tip|recommended|more from|copyright|\(c\) )"
+    r"|©|all rights reserved|getty images|\bap photo\b|/ reuters\b|newsletter|terms of (?:use|service)"
+    r"|privacy policy|user agreement",
+    re.I,
+)
+_BOILERPLATE_MAX_CHARS = 220
+
+
+def _keep(block: RawBlock, tree: PageTree, winner: int) -> bool:
+    """Drop boilerplate inside the article: link lists, furniture lines, blocks under a negative element."""
+    size = len(block.text)
+    if not size or block.link_chars / size > 0.5:
+        return False
+    if size <= _BOILERPLATE_MAX_CHARS and _BOILERPLATE_RE.search(block.text):
+        return False
+    protected, node = False, block.owner
+    while node > winner:
+        h = tree.hint[node]
+        if h == -2 or (h == -1 and not protected):
+            return False
+        protected = protected or h > 0
+        node = tree.parent[node]
+    return True
+
+
+def _drop_title_repeat(blocks: list[TextBlock], title: str) -> list[TextBlock]:
+    """The page title repeated as the first heading is not body text."""
+    out = [TextBlock(kind=b.kind, text=strip_invisible(b.text), level=b.level) for b in blocks]
+    if out and out[0].kind == "heading" and title and out[0].text.lower() in title.lower():
+        out = out[1:]
+    return [b for b in out if b.text]
+
+
+def looks_like_shell(blocks: list[TextBlock], main_chars: int) -> bool:
+    """An empty shell: a JavaScript app, a cookie wall or a paywall with no article behind it."""
+    if main_chars < MIN_MAIN_CHARS:
+        return True
+    if main_chars < 1500:
+        notices = sum(len(b.text) for b in blocks if _SHELL_RE.search(b.text))
+        return notices * 2 >= main_chars
+    return False

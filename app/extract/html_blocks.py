@@ -1,0 +1,209 @@
+"""One pass over a Lexbor DOM that turns it into text blocks plus the element tree they hang on.
+
+The walker records, for every element, its parent, its pre-order span and a class/id hint (+1 for
+article/content-like names, -1 for comment/sidebar/share-like names). Text is collected into the
+innermost block-level element (paragraph, heading, list item, ...), so inline markup does not split
+paragraphs. Link text is counted per block for link density. Scripts, styles, forms controls and
+hidden elements (``hidden``, ``aria-hidden="true"``, inline ``display:none`` / ``visibility:hidden``)
+are skipped; comments never reach the text.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from selectolax.lexbor import LexborNode
+
+SKIP_TAGS = frozenset({
+    "script", "style", "noscript", "template", "svg", "math", "iframe", "object", "embed", "canvas",
+    "button", "select", "option", "input", "textarea", "label", "head", "title", "meta", "link",
+    "audio", "video", "source", "picture", "img", "map", "dialog", "nav",
+})
+BLOCK_TAGS = frozenset({
+    "p", "div", "section", "article", "main", "header", "footer", "aside", "h1", "h2", "h3", "h4",
+    "h5", "h6", "li", "ul", "ol", "dl", "dt", "dd", "pre", "blockquote", "table", "tbody", "thead",
+    "tfoot", "tr", "caption", "figure", "figcaption", "address", "hr", "form", "fieldset",
+    "details", "summary", "center", "body", "html",
+})
+KIND_BY_TAG = {
+    "h1": "heading", "h2": "heading", "h3": "heading", "h4": "heading", "h5": "heading",
+    "h6": "heading", "li": "list", "dt": "list", "dd": "list", "pre": "pre", "tr": "table",
+    "caption": "table",
+}
+LEAF_TAGS = frozenset({"p", "span", "a", "li", "h1", "h2", "h3", "h4", "h5", "h6", "em", "strong", "b", "i"})
+# Structural tags that say "not the article" as loudly as a class name would.
+NEGATIVE_TAGS = frozenset({"aside", "footer", "form", "figcaption", "address"})
+STRONG_NEGATIVE_TAGS = frozenset({"aside", "footer"})
+
+# Class/id names are lower-cased before matching (case-insensitive alternations are several
+# times slower in ``re``); "ad"/"ads" are matched as whole name parts, not substrings ("header").
+_NEGATIVE_RE = re.compile(
+    r"comment|sidebar|side-bar|footer|share|sharing|social|related|recommend|newsletter|subscri"
+    r"|promo|advert|sponsor|breadcrumb|cookie|consent|popup|modal|masthead|menu|navbar|nav-|-nav"
+    r"|disqus|outbrain|taboola|banner|signup|sign-up|byline|author|caption|credit|tags|toolbar"
+    r"|skip|print|meta|more-|most-|trending|popular|pagination|pager|hidden|sr-only|screen-reader"
+    r"|teaser|tooltip|login|paywall"
+)
+_AD_PARTS = frozenset({"ad", "ads", "adv", "advertisement", "dfp", "gpt"})
+_NAME_PARTS_RE = re.compile(r"[\s_\-]+")
+# Names that mark non-article content even when they also say "content" or "body"
+# ("comment-body", "related-content"); content inside them stays negative.
+_STRONG_NEGATIVE_RE = re.compile(
+    r"comment|disqus|related|sidebar|share|sharing|newsletter|outbrain|taboola|recommend"
+    r"|respond|reply"
+)
+_POSITIVE_RE = re.compile(
+    r"article|content|entry|post|story|body|main|text|blog|prose|rich-?text|paragraph"
+)
+_HIDDEN_STYLE_RE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
+
+
+@dataclass(slots=True)
+class RawBlock:
+    owner: int  # element index of the innermost block-level element holding this text
+    kind: str
+    level: int
+    text: str
+    link_chars: int
+
+
+@dataclass(slots=True)
+class PageTree:
+    parent: list[int] = field(default_factory=list)
+    end: list[int] = field(default_factory=list)  # last descendant index (pre-order span)
+    hint: list[int] = field(default_factory=list)  # +1 positive, -1 negative, 0 none
+    tag: list[str] = field(default_factory=list)
+    blocks: list[RawBlock] = field(default_factory=list)
+    all_chars: int = 0  # visible text chars on the page (for density)
+    hint_cache: dict[str, int] = field(default_factory=dict)
+
+
+class _Buffer:
+    __slots__ = ("parts", "link_chars", "owner", "kind", "level")
+
+    def __init__(self, owner: int, kind: str, level: int) -> None:
+        self.parts: list[str] = []
+        self.link_chars = 0
+        self.owner, self.kind, self.level = owner, kind, level
+
+
+def _hint(attrs: dict[str, str | None], tag: str, cache: dict[str, int]) -> int:
+    if tag in NEGATIVE_TAGS:
+        return -2 if tag in STRONG_NEGATIVE_TAGS else -1
+    if attrs.get("itemprop") == "articleBody":  # schema.org says it outright
+        return 2
+    if tag in LEAF_TAGS:
+        # "paragraph"/"text" on a <p> says nothing about the region it is in; only negatives count
+        hint = _hint_for_names(attrs, cache)
+        return hint if hint < 0 else 0
+    return _hint_for_names(attrs, cache)
+
+
+def _hint_for_names(attrs: dict[str, str | None], cache: dict[str, int]) -> int:
+    cls, ident = attrs.get("class"), attrs.get("id")
+    names = f"{cls} {ident}" if cls and ident else (cls or ident)
+    if not names:
+        return 0
+    cached = cache.get(names)
+    if cached is None:  # class names repeat a lot within a page; the regexes are the hot spot
+        cached = cache[names] = _name_hint(names)
+    return cached
+
+
+def _name_hint(names: str) -> int:
+    names = names.lower()
+    if _STRONG_NEGATIVE_RE.search(names):
+        return -2
+    negative = _NEGATIVE_RE.search(names) or not _AD_PARTS.isdisjoint(_NAME_PARTS_RE.split(names))
+    if negative and not _POSITIVE_RE.search(names):
+        return -1
+    if _POSITIVE_RE.search(names):
+        return 1
+    return 0
+
+
+def _is_hidden(attrs: dict[str, str | None]) -> bool:
+    if "hidden" in attrs or attrs.get("aria-hidden") == "true":
+        return True
+    style = attrs.get("style")
+    return bool(style and _HIDDEN_STYLE_RE.search(style))
+
+
+# Removed in C before the walk: cheaper than testing every element in Python.
+_JUNK_SELECTOR = ",".join(sorted(SKIP_TAGS - {"head", "title", "meta", "link"})) + (
+    ',[hidden],[aria-hidden="true"],[style*="none" i],[style*="hidden" i]'
+)
+
+
+def drop_junk(body: LexborNode) -> None:
+    """Remove scripts, styles, navigation, form controls and hidden elements from the tree."""
+    for node in body.css(_JUNK_SELECTOR):
+        if node.tag in SKIP_TAGS:
+            node.decompose()
+            continue
+        attrs = node.attributes
+        if _is_hidden(attrs):
+            node.decompose()
+
+
+def build_tree(body: LexborNode) -> PageTree:
+    drop_junk(body)
+    tree = PageTree()
+    _enter(tree, -1, "body", 0)
+    buf = _Buffer(0, "paragraph", 0)
+    buf = _walk(body, 0, tree, buf, False)
+    _flush(tree, buf)
+    tree.end[0] = len(tree.parent) - 1
+    return tree
+
+
+def _enter(tree: PageTree, parent: int, tag: str, hint: int) -> int:
+    tree.parent.append(parent)
+    tree.end.append(0)
+    tree.hint.append(hint)
+    tree.tag.append(tag)
+    return len(tree.parent) - 1
+
+
+def _flush(tree: PageTree, buf: _Buffer) -> None:
+    text = " ".join("".join(buf.parts).split())
+    if text:
+        tree.all_chars += len(text)
+        tree.blocks.append(RawBlock(buf.owner, buf.kind, buf.level, text, buf.link_chars))
+    buf.parts = []
+    buf.link_chars = 0
+
+
+def _walk(node: LexborNode, idx: int, tree: PageTree, buf: _Buffer, in_link: bool) -> _Buffer:
+    for child in node.iter(include_text=True):
+        tag = child.tag
+        if tag == "-text":
+            text = child.text_content
+            if text:
+                buf.parts.append(text)
+                if in_link:
+                    buf.link_chars += len(text.strip())
+            continue
+        if tag[0] == "-" or tag in SKIP_TAGS:  # comments; anything drop_junk left
+            continue
+        if tag == "br":
+            buf.parts.append("\n")
+            continue
+        if tag == "td" or tag == "th":
+            buf.parts.append(" ")  # cells are words of their row's block
+        attrs = child.attributes
+        hint = _hint(attrs, tag, tree.hint_cache) if attrs or tag in NEGATIVE_TAGS else 0
+        child_idx = _enter(tree, idx, tag, hint)
+        if child.first_child is not None:
+            if tag in BLOCK_TAGS:
+                if buf.parts:
+                    _flush(tree, buf)
+                kind = KIND_BY_TAG.get(tag, "paragraph")
+                inner = _Buffer(child_idx, kind, int(tag[1]) if kind == "heading" else 0)
+                inner = _walk(child, child_idx, tree, inner, in_link)
+                if inner.parts:
+                    _flush(tree, inner)
+            else:
+                buf = _walk(child, child_idx, tree, buf, in_link or tag == "a")
+        tree.end[child_idx] = len(tree.parent) - 1
+    return buf

@@ -1,0 +1,40 @@
+"""Text normalisation shared by the extractors: invisible characters, whitespace, content hash."""
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+
+# Characters that render as nothing but can smuggle instructions or break matching:
+# zero-width (U+200B-U+200D, U+2060, U+FEFF), bidi controls (U+200E/F, U+202A-U+202E,
+# U+2066-U+2069) and Unicode tag characters (U+E0000-U+E007F).
+_INVISIBLE = (
+    [0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF, 0x200E, 0x200F, 0x00AD]
+    + list(range(0x202A, 0x202F))
+    + list(range(0x2066, 0x206A))
+    + list(range(0xE0000, 0xE0080))
+)
+_DROP_INVISIBLE = {cp: None for cp in _INVISIBLE}
+_INVISIBLE_RE = re.compile("[\u00ad\u200b-\u200f\u2060\ufeff\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]")
+_SPACES_RE = re.compile(r"\s+")
+
+
+def strip_invisible(text: str) -> str:
+    """Remove zero-width, bidi-control and tag characters."""
+    if not _INVISIBLE_RE.search(text):  # the common case costs one C-level scan
+        return text
+    return text.translate(_DROP_INVISIBLE)
+
+
+def collapse_spaces(text: str) -> str:
+    """One space between words; no leading or trailing whitespace."""
+    return _SPACES_RE.sub(" ", text).strip()
+
+
+def normalise_for_hash(text: str) -> str:
+    return collapse_spaces(unicodedata.normalize("NFKC", strip_invisible(text))).casefold()
+
+
+def content_hash(text: str) -> str:
+    """sha256 hex of the normalised text: equal for texts that differ only in case/spacing/invisibles."""
+    return hashlib.sha256(normalise_for_hash(text).encode("utf-8")).hexdigest()

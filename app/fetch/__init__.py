@@ -1,0 +1,4 @@
+"""Safe, bounded, polite page fetching (docs/FETCHING.md)."""
+from app.fetch.fetcher import PageFetcher
+
+__all__ = ["PageFetcher"]

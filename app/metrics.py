@@ -1,0 +1,24 @@
+"""Prometheus metrics: prefixed module constants, bounded label values only."""
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge, Histogram
+
+PREFIX = "grounded_"
+
+REQUESTS = Counter(PREFIX + "requests_total", "Answer requests", ["route", "status", "grounding_status"])
+ABSTENTIONS = Counter(PREFIX + "abstentions_total", "Abstentions by reason", ["reason"])
+STAGE_SECONDS = Histogram(
+    PREFIX + "stage_duration_seconds", "Pipeline stage latency", ["stage"],
+    buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+)
+UPSTREAM_CALLS = Counter(PREFIX + "upstream_calls_total", "Calls to upstream providers", ["kind", "provider", "outcome"])
+FETCHES = Counter(PREFIX + "fetches_total", "Page fetch outcomes", ["reason"])
+CACHE_LOOKUPS = Counter(PREFIX + "cache_lookups_total", "Cache lookups", ["layer", "result"])
+CACHE_ERRORS = Counter(PREFIX + "cache_errors_total", "Cache backend failures", ["layer"])
+REDIS_UP = Gauge(PREFIX + "redis_up", "1 when the last Redis call succeeded")
+TOKENS = Counter(PREFIX + "tokens_total", "Tokens by model and kind", ["model", "kind"])
+COST_USD = Counter(PREFIX + "cost_usd_total", "Spend in USD by kind", ["kind"])
+CITATIONS_DROPPED = Counter(PREFIX + "citations_dropped_total", "Citations removed in code", ["reason"])
+UNSUPPORTED_SENTENCES = Counter(PREFIX + "unsupported_sentences_total", "Sentences failing verification", ["action"])
+IN_FLIGHT = Gauge(PREFIX + "requests_in_flight", "Requests being answered")
+ROUTING_FAULTS = Counter(PREFIX + "routing_faults_total", "Planner asked for search but gave no usable query")

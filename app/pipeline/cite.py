@@ -1,0 +1,102 @@
+"""Citations in code: parse the span references a draft wrote, refuse ones that do not exist,
+strip every URL and link the model wrote, and render [1..k] in order of first use with
+annotations whose offsets locate each cited sentence."""
+from __future__ import annotations
+
+import re
+
+from app.pipeline.types import CitedAnswer, Claim, Evidence
+from app.text import split_sentences, strip_links
+
+# [S1] [S1][S2] [S1, S2] [S1-S3] [S1–S3] [1] [1, 2] [1-3] [S1; S2]
+_REF = re.compile(r"\[\s*S?\d+(?:\s*(?:,|;|-|–|—|and)\s*S?\d+)*\s*\]", re.I)
+_ID = re.compile(r"\d+")
+_LEADING_REFS = re.compile(r"^(?:\s*" + _REF.pattern + r")+", re.I)
+_NON_FACTUAL = re.compile(
+    r"^(the evidence does not|i (could not|couldn't|cannot|can't) find|no (information|evidence)|"
+    r"here (is|are)|in summary|sources disagree)\b", re.I)
+
+
+def expand_ref(ref: str) -> list[int]:
+    """'[S1-S3]' -> [1, 2, 3]; '[S1, S4]' -> [1, 4]."""
+    inner = ref.strip("[] ")
+    out: list[int] = []
+    for part in re.split(r"\s*(?:,|;|and)\s*", inner, flags=re.I):
+        nums = [int(n) for n in _ID.findall(part)]
+        if len(nums) == 2 and re.search(r"[-–—]", part):
+            lo, hi = sorted(nums)
+            out.extend(range(lo, min(hi, lo + 50) + 1))
+        else:
+            out.extend(nums)
+    return out
+
+
+def is_factual(sentence: str) -> bool:
+    s = sentence.strip()
+    if not s or s.endswith("?") or s.endswith(":") or _NON_FACTUAL.match(s):
+        return False
+    return len(s.split()) >= 3
+
+
+def parse_draft(text: str, evidence: list[Evidence]) -> CitedAnswer:
+    """Claims with the span ids each sentence cites; invalid references are reported, never kept."""
+    text, removed = strip_links(text)
+    valid = {int(e.span_id[1:]) for e in evidence}
+    invalid: list[str] = []
+    claims: list[Claim] = []
+    for sentence in split_sentences(text):
+        lead = _LEADING_REFS.match(sentence)
+        if lead and claims:
+            # "… released. [S1] It is faster." — a marker after the period belongs to the sentence before.
+            claims[-1].span_ids.extend(_ids(lead.group(0), valid, invalid))
+            sentence = sentence[lead.end():]
+        ids = _ids(" ".join(_REF.findall(sentence)), valid, invalid)
+        clean = _REF.sub("", sentence)
+        clean = re.sub(r"\s+([.,;:!?])", r"\1", " ".join(clean.split())).strip()
+        if not clean or not re.search(r"\w", clean):
+            continue
+        claims.append(Claim(text=clean, span_ids=ids, markers=[], factual=is_factual(clean)))
+    for c in claims:
+        c.span_ids = list(dict.fromkeys(c.span_ids))
+    return CitedAnswer(content="", claims=claims, dropped_claims=[], cited=[], invalid_refs=invalid, removed_urls=removed)
+
+
+def _ids(refs: str, valid: set[int], invalid: list[str]) -> list[str]:
+    out = []
+    for ref in _REF.findall(refs):
+        for n in expand_ref(ref):
+            if n in valid:
+                out.append(f"S{n}")
+            else:
+                invalid.append(f"S{n}")
+    return out
+
+
+def render(answer: CitedAnswer, evidence: list[Evidence]) -> CitedAnswer:
+    """Number cited sources [1..k] by first use — spans of one page share its number, so
+    citations[n-1] is one URL; place markers before each sentence's final punctuation; record each
+    claim's offsets in the content."""
+    by_id = {e.span_id: e for e in evidence}
+    number: dict[str, int] = {}  # url -> citation number
+    cited: list[Evidence] = []
+    parts: list[str] = []
+    pos = 0
+    for claim in answer.claims:
+        for sid in claim.span_ids:
+            url = by_id[sid].url
+            if url not in number:
+                number[url] = len(number) + 1
+                cited.append(by_id[sid])
+        claim.markers = sorted({number[by_id[s].url] for s in claim.span_ids})
+        m = re.search(r"[.!?]+[\"')\]]*$", claim.text)
+        body, end = (claim.text[: m.start()], m.group(0)) if m else (claim.text, ".")
+        markers = "".join(f"[{n}]" for n in claim.markers)
+        sentence = f"{body} {markers}{end}" if markers else f"{body}{end}"
+        if parts:
+            pos += 1  # the joining space
+        claim.start, claim.end = pos, pos + len(sentence)
+        parts.append(sentence)
+        pos += len(sentence)
+    answer.content = " ".join(parts)
+    answer.cited = cited
+    return answer

@@ -1,0 +1,79 @@
+"""Conflicts: where sources give different values for what the question asks.
+
+The question decides the attribute (price, version, date, number); each source's evidence yields
+its candidate values of that kind; sources whose leading value differs are in conflict.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from app.pipeline.types import Conflict, Evidence
+from app.text import terms
+
+_MONTHS = "jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
+PATTERNS = {
+    "price": re.compile(r"(?:[$€£]\s?\d[\d,]*(?:\.\d+)?|\d[\d,]*(?:\.\d+)?\s?(?:usd|eur|gbp|dollars|euros))(?:\s?(?:/|per)\s?(?:month|mo|year|yr|user|seat))?", re.I),
+    "version": re.compile(r"\b(?:v(?:ersion)?\s?)?\d+\.\d+(?:\.\d+)?(?:[a-z]+\d*)?\b", re.I),
+    "date": re.compile(rf"\b(?:\d{{4}}-\d{{2}}-\d{{2}}|(?:{_MONTHS})\.?\s+\d{{1,2}},?\s+\d{{4}}|\d{{1,2}}\s+(?:{_MONTHS})\.?\s+\d{{4}})\b", re.I),
+}
+_ASKS = [
+    ("price", re.compile(r"\b(price|pricing|cost|costs|how much|fee|per month|subscription)\b", re.I)),
+    ("date", re.compile(r"\b(when|what date|release date|released on|date of)\b", re.I)),
+    ("version", re.compile(r"\b(version|latest release|which release|what release)\b", re.I)),
+]
+
+
+def asked_attribute(question: str) -> str | None:
+    for name, rx in _ASKS:
+        if rx.search(question):
+            return name
+    return None
+
+
+def _normalise(kind: str, value: str) -> str:
+    v = value.lower().replace(",", "").replace(" ", "")
+    if kind == "version":
+        v = v.removeprefix("version").removeprefix("v")
+    return v
+
+
+def detect_conflicts(question: str, evidence: list[Evidence]) -> list[Conflict]:
+    kind = asked_attribute(question)
+    if kind is None:
+        return []
+    q_terms = set(terms(question))
+    per_source: dict[str, Counter] = {}
+    spans: dict[tuple[str, str], list[str]] = {}
+    for ev in evidence:
+        # Only sentences that talk about the question's subject vote.
+        for sentence in re.split(r"(?<=[.!?])\s+", ev.text):
+            if len(q_terms & set(terms(sentence))) < min(2, len(q_terms)):
+                continue
+            for m in PATTERNS[kind].finditer(sentence):
+                value = _normalise(kind, m.group(0))
+                per_source.setdefault(ev.domain, Counter())[value] += 1
+                spans.setdefault((ev.domain, value), []).append(ev.span_id)
+    leading = {domain: counts.most_common(1)[0][0] for domain, counts in per_source.items() if counts}
+    if len(set(leading.values())) < 2:
+        return []
+    by_value: dict[str, list[str]] = {}
+    for domain, value in leading.items():
+        by_value.setdefault(value, []).append(domain)
+    ev_by_span = {e.span_id: e for e in evidence}
+    values = []
+    for value, domains in by_value.items():
+        ids = sorted({s for d in domains for s in spans[(d, value)]}, key=lambda s: int(s[1:]))
+        dates = [ev_by_span[s].published_at for s in ids if ev_by_span[s].published_at]
+        values.append({
+            "value": value, "span_ids": ids, "domains": sorted(domains),
+            "urls": sorted({ev_by_span[s].url for s in ids}),
+            "published_at": max(dates).isoformat() if dates else None,
+            "primary": any(ev_by_span[s].primary for s in ids),
+        })
+    return [Conflict(attribute=kind, values=values)]
+
+
+def preferred_value(conflict: Conflict) -> dict:
+    """The more authoritative (primary) and then more recent value."""
+    return max(conflict.values, key=lambda v: (v["primary"], v["published_at"] or "", len(v["domains"])))

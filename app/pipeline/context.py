@@ -1,0 +1,163 @@
+"""Per-request state every stage sees: resolved options, the deadline, timings, costs, trace."""
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import date
+
+from app import metrics
+from app.settings import Settings
+
+
+@dataclass(slots=True)
+class Options:
+    """Grounding options with server defaults filled in."""
+
+    mode: str
+    freshness_days: int | None
+    include_domains: list[str]
+    exclude_domains: list[str]
+    primary_domains: list[str]
+    max_queries: int
+    max_results: int
+    max_fetches: int
+    max_evidence: int
+    token_budget: int
+    min_sources: int
+    require_primary: bool
+    verification: str
+    on_conflict: str
+    cache: str
+    deadline_ms: int
+    max_cost_usd: float | None
+    max_searches: int | None
+    temperature: float | None = None
+    top_p: float | None = None
+    seed: int | None = None
+    stop: list[str] | None = None
+    max_tokens: int | None = None
+
+    @classmethod
+    def resolve(cls, g, settings: Settings, **sampling) -> "Options":
+        return cls(
+            mode=g.mode,
+            freshness_days=g.freshness_days,
+            include_domains=g.include_domains,
+            exclude_domains=g.exclude_domains,
+            primary_domains=g.primary_domains or list(settings.primary_domains),
+            max_queries=g.max_queries or settings.default_max_queries,
+            max_results=g.max_results or settings.default_max_results,
+            max_fetches=settings.default_max_fetches if g.max_fetches is None else g.max_fetches,
+            max_evidence=g.max_evidence or settings.default_max_evidence,
+            token_budget=g.token_budget or settings.default_token_budget,
+            min_sources=g.min_sources or settings.default_min_sources,
+            require_primary=g.require_primary,
+            verification=g.verification,
+            on_conflict=g.on_conflict,
+            cache=g.cache,
+            deadline_ms=g.deadline_ms or settings.deadline_ms,
+            max_cost_usd=g.max_cost_usd,
+            max_searches=g.max_searches,
+            **sampling,
+        )
+
+
+@dataclass(slots=True)
+class Cost:
+    usd: float = 0.0
+    tokens: dict[str, dict[str, int]] = field(default_factory=dict)  # model -> {prompt, completion}
+    search_calls: int = 0
+    fetches: int = 0
+    by_stage: dict[str, float] = field(default_factory=dict)
+
+    def add_tokens(self, stage: str, model: str, prompt: int, completion: int, price: tuple[float, float]) -> None:
+        t = self.tokens.setdefault(model, {"prompt": 0, "completion": 0})
+        t["prompt"] += prompt
+        t["completion"] += completion
+        usd = (prompt * price[0] + completion * price[1]) / 1_000_000
+        self.usd += usd
+        self.by_stage[stage] = self.by_stage.get(stage, 0.0) + usd
+        metrics.TOKENS.labels(model=model, kind="prompt").inc(prompt)
+        metrics.TOKENS.labels(model=model, kind="completion").inc(completion)
+        metrics.COST_USD.labels(kind="llm").inc(usd)
+
+    def add_search(self, usd: float) -> None:
+        self.search_calls += 1
+        self.usd += usd
+        self.by_stage["search"] = self.by_stage.get("search", 0.0) + usd
+        metrics.COST_USD.labels(kind="search").inc(usd)
+
+    @property
+    def prompt_tokens(self) -> int:
+        return sum(t["prompt"] for t in self.tokens.values())
+
+    @property
+    def completion_tokens(self) -> int:
+        return sum(t["completion"] for t in self.tokens.values())
+
+    def as_dict(self) -> dict:
+        return {
+            "usd": round(self.usd, 8),
+            "tokens": self.tokens,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "search_calls": self.search_calls,
+            "fetches": self.fetches,
+            "by_stage_usd": {k: round(v, 8) for k, v in self.by_stage.items()},
+        }
+
+
+@dataclass(slots=True)
+class RunContext:
+    request_id: str
+    options: Options
+    settings: Settings
+    today: date
+    started: float = field(default_factory=time.monotonic)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    cost: Cost = field(default_factory=Cost)
+    cache: dict[str, str] = field(default_factory=dict)
+    ignored_params: list[str] = field(default_factory=list)
+    trace: dict = field(default_factory=dict)
+    tokens: object | None = None  # app.tokens.TokenCounter; counts when upstream sends no usage
+
+    def charge_llm(self, stage: str, completion, messages: list[dict]) -> None:
+        """Book a model call: upstream usage when present, else counted with tiktoken."""
+        prompt, out = completion.prompt_tokens, completion.completion_tokens
+        if prompt is None and self.tokens is not None:
+            prompt = sum(self.tokens.count(m.get("content") or "") + 4 for m in messages)
+        if out is None and self.tokens is not None:
+            out = self.tokens.count(completion.text)
+        price = self.settings.llm_prices.get(completion.model) or _price_by_prefix(self.settings.llm_prices, completion.model)
+        self.cost.add_tokens(stage, completion.model, prompt or 0, out or 0, price)
+
+    @property
+    def deadline(self) -> float:
+        return self.started + self.options.deadline_ms / 1000
+
+    def remaining(self, floor: float = 0.05) -> float:
+        """Seconds left before the request deadline (never below `floor`)."""
+        return max(floor, self.deadline - time.monotonic())
+
+    def expired(self) -> bool:
+        return time.monotonic() >= self.deadline
+
+    @contextmanager
+    def stage(self, name: str):
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            dt = time.perf_counter() - t0
+            self.timings_ms[name] = round(self.timings_ms.get(name, 0.0) + dt * 1000, 3)
+            metrics.STAGE_SECONDS.labels(stage=name).observe(dt)
+
+
+def _price_by_prefix(prices: dict[str, tuple[float, float]], model: str) -> tuple[float, float]:
+    """'gpt-4o-2024-08-06' is priced as 'gpt-4o': the longest known prefix wins; unknown is free."""
+    best = ""
+    for name in prices:
+        if model.startswith(name) and len(name) > len(best):
+            best = name
+    return prices[best] if best else (0.0, 0.0)

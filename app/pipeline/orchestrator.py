@@ -1,0 +1,166 @@
+"""The orchestrator: route → plan → search → fetch → extract → select → gate → compose → cite →
+verify → answer or abstain. It reads like the product; each stage lives in its own module."""
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timezone
+
+from app import metrics
+from app.errors import UpstreamError
+from app.pipeline import cite, compose, conflicts as conflict_stage, extract, fetch, gate, plan, route, search
+from app.pipeline import select, verify
+from app.pipeline.context import RunContext
+from app.pipeline.result import Abstention, PipelineResult
+from app.pipeline.types import AbstentionReason, Draft, Evidence, GroundingStatus, Route
+from app.state import ServiceState
+
+log = logging.getLogger(__name__)
+
+
+async def run_pipeline(turns: list[tuple[str, str]], ctx: RunContext, state: ServiceState) -> PipelineResult:
+    settings, opts = ctx.settings, ctx.options
+    question = turns[-1][1] if turns[-1][0] == "user" else next(t for r, t in reversed(turns) if r == "user")
+
+    with ctx.stage("route"):
+        given = max(0, len(question) - 120) + sum(len(t) for r, t in turns[:-1] if r in ("user", "system", "developer"))
+        decision = route.route_request(question, opts.mode, given_text_chars=given, llm_available=state.llm is not None)
+    if not decision.needs_search:
+        return await _ungrounded(turns, decision, ctx, state)
+
+    with ctx.stage("plan"):
+        standalone = plan.standalone_question(turns)
+        kwargs = dict(max_queries=opts.max_queries, freshness_days=opts.freshness_days, today=ctx.today,
+                      primary_domains=opts.primary_domains, default_window=settings.default_freshness_days)
+        if state.llm is not None:
+            the_plan = await plan.llm_plan(state.llm, settings.planner_model, standalone, timeout=min(8.0, ctx.remaining()),
+                                           ctx=ctx, **kwargs)
+        else:
+            the_plan = plan.heuristic_plan(standalone, **kwargs)
+    time_sensitive = route.is_time_sensitive(standalone)
+    result = PipelineResult(ctx=ctx, status=GroundingStatus.grounded, content="", composer="", route=decision, plan=the_plan)
+
+    with ctx.stage("search"):
+        result.search = await search.search_all(the_plan.queries, state.search, ctx, question=standalone,
+                                                freshness_days=the_plan.freshness_days, cache=state.cache)
+    candidates = result.search.candidates
+    with ctx.stage("fetch"):
+        result.pages = await fetch.fetch_pages(candidates, state.fetcher, ctx)
+    with ctx.stage("extract"):
+        docs = await extract.extract_documents(result.pages, candidates, ctx)
+    with ctx.stage("select"):
+        result.selection = select.select_evidence(docs, standalone, the_plan.freshness_days, ctx)
+        result.evidence = result.selection.evidence
+        result.conflicts = conflict_stage.detect_conflicts(standalone, result.evidence)
+
+    with ctx.stage("gate"):
+        verdict = gate.check_gate(result.evidence, result.conflicts, standalone, the_plan.freshness_days, time_sensitive,
+                                  ctx, candidates=len(candidates), usable_pages=len(docs))
+    if not verdict.passed:
+        return _abstain(result, verdict.reason, verdict.failed_checks)
+
+    history = [{"role": r, "content": t} for r, t in turns[:-1] if r in ("user", "assistant")]
+    evidence = result.evidence
+    for attempt in range(2):
+        with ctx.stage("compose"):
+            draft = await _compose(standalone, history, evidence, result, ctx, state)
+        if compose.NO_ANSWER.lower().rstrip(".") in draft.text.lower():
+            result.composer = draft.composer
+            return _abstain(result, AbstentionReason.evidence_does_not_answer, ["composer_found_answer"])
+        with ctx.stage("cite"):
+            answer = cite.parse_draft(draft.text, evidence)
+        if answer.removed_urls:
+            metrics.CITATIONS_DROPPED.labels(reason="model_url").inc(answer.removed_urls)
+        if not answer.invalid_refs:
+            break
+        metrics.CITATIONS_DROPPED.labels(reason="nonexistent_span").inc(len(answer.invalid_refs))
+        log.info("draft cited nonexistent spans %s (attempt %d)", answer.invalid_refs, attempt + 1)
+        if attempt == 0:
+            evidence = _tighter(evidence)  # retry once over fewer, renumbered spans
+    else:
+        result.composer = draft.composer
+        return _abstain(result, AbstentionReason.invalid_citations, [f"cited_nonexistent:{','.join(answer.invalid_refs)}"])
+    result.composer = draft.composer
+    result.evidence = evidence
+
+    with ctx.stage("verify"):
+        result.groundedness = verify.verify_claims(answer, evidence, mode=opts.verification,
+                                                   threshold=settings.support_threshold)
+        answer = cite.render(answer, evidence)
+    result.claims, result.dropped_claims, result.cited = answer.claims, answer.dropped_claims, answer.cited
+    factual_kept = [c for c in answer.claims if c.factual]
+    if opts.verification != "off" and (not factual_kept or (result.groundedness or 0) < settings.min_groundedness):
+        return _abstain(result, AbstentionReason.unsupported_answer,
+                        [f"groundedness>={settings.min_groundedness} (got {result.groundedness})"])
+    result.content = answer.content
+    return result
+
+
+async def _compose(question: str, history: list[dict], evidence: list[Evidence], result: PipelineResult,
+                   ctx: RunContext, state: ServiceState) -> Draft:
+    """The model when configured and affordable; the extractive composer otherwise or on failure."""
+    if state.llm is not None and not _over_budget(ctx, evidence):
+        messages = compose.build_messages(question, history, evidence, result.conflicts, ctx)
+        try:
+            return await compose.compose_with_model(state.llm, ctx.settings.composer_model, messages, ctx)
+        except UpstreamError as exc:
+            log.warning("composer failed (%s); extractive fallback", exc.message)
+            metrics.UPSTREAM_CALLS.labels(kind="llm", provider="openai", outcome="error").inc()
+            draft = compose.compose_extractive(question, evidence, result.conflicts, ctx)
+            draft.composer = "extractive:fallback"
+            return draft
+    return compose.compose_extractive(question, evidence, result.conflicts, ctx)
+
+
+def _over_budget(ctx: RunContext, evidence: list[Evidence]) -> bool:
+    """Would a model call overrun the cost budget or the deadline? Then answer extractively."""
+    if ctx.remaining() < 1.0:
+        return True
+    if ctx.options.max_cost_usd is None:
+        return False
+    price = ctx.settings.llm_prices.get(ctx.settings.composer_model, (0.0, 0.0))
+    est = (sum(e.tokens for e in evidence) + 400) * price[0] / 1e6 + (ctx.options.max_tokens or 400) * price[1] / 1e6
+    return ctx.cost.usd + est > ctx.options.max_cost_usd
+
+
+def _tighter(evidence: list[Evidence]) -> list[Evidence]:
+    from dataclasses import replace
+
+    keep = evidence[: max(1, len(evidence) // 2)]
+    return [replace(e, span_id=f"S{i}") for i, e in enumerate(keep, 1)]
+
+
+async def _ungrounded(turns, decision: Route, ctx: RunContext, state: ServiceState) -> PipelineResult:
+    result = PipelineResult(ctx=ctx, status=GroundingStatus.ungrounded, content="", composer="", route=decision)
+    if state.llm is None:
+        result.composer = "none"
+        return _abstain(result, AbstentionReason.upstream_unavailable, ["model_configured"])
+    messages = [{"role": r, "content": t} for r, t in turns]
+    o = ctx.options
+    with ctx.stage("compose"):
+        try:
+            completion = await state.llm.complete(
+                messages, model=ctx.settings.composer_model, temperature=0.7 if o.temperature is None else o.temperature,
+                max_tokens=o.max_tokens, timeout=ctx.remaining(),
+                extra={k: v for k, v in (("top_p", o.top_p), ("seed", o.seed), ("stop", o.stop)) if v is not None} or None)
+        except UpstreamError:
+            result.composer = f"llm:{ctx.settings.composer_model}"
+            return _abstain(result, AbstentionReason.upstream_unavailable, ["composer_available"])
+    ctx.charge_llm("compose", completion, messages)
+    result.content, result.composer = completion.text, f"llm:{completion.model}"
+    result.finish_reason = "length" if completion.finish_reason == "length" else "stop"
+    return result
+
+
+def _abstain(result: PipelineResult, reason: AbstentionReason, failed: list[str]) -> PipelineResult:
+    result.status = GroundingStatus.abstained
+    links = [h.url for h in (result.search.candidates if result.search else [])][:20]
+    result.abstention = Abstention(reason, failed, result.plan.queries if result.plan else [], links)
+    result.content = result.abstention.message
+    result.cited, result.claims = [], result.claims if result.claims else []
+    metrics.ABSTENTIONS.labels(reason=reason.value).inc()
+    return result
+
+
+def new_context(request_id: str, options, settings, tokens) -> RunContext:
+    return RunContext(request_id=request_id, options=options, settings=settings,
+                      today=datetime.now(timezone.utc).date(), tokens=tokens)

@@ -1,0 +1,92 @@
+"""Passages: documents split at headings and paragraphs into 200-1500 character pieces, and a
+small BM25 scorer over them (question terms, not the derived queries)."""
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+
+from app.pipeline.types import Document
+from app.text import split_sentences, terms
+
+MIN_CHARS, MAX_CHARS = 200, 1500
+
+
+@dataclass(slots=True)
+class Passage:
+    doc: Document
+    heading: str
+    text: str
+    index: int
+    terms: list[str] = field(default_factory=list)
+    score: float = 0.0
+
+
+def split_passages(doc: Document) -> list[Passage]:
+    out: list[Passage] = []
+    heading = ""
+    buf: list[str] = []
+
+    def flush() -> None:
+        if buf:
+            text = "\n".join(buf).strip()
+            if text:
+                out.append(Passage(doc, heading, text, len(out)))
+            buf.clear()
+
+    for block in doc.blocks:
+        if block.kind == "heading":
+            flush()
+            heading = block.text
+            continue
+        pieces = [block.text] if len(block.text) <= MAX_CHARS else _split_long(block.text)
+        for piece in pieces:
+            if buf and sum(len(b) for b in buf) + len(piece) > MAX_CHARS:
+                flush()
+            buf.append(piece)
+            if sum(len(b) for b in buf) >= MIN_CHARS * 2:
+                flush()
+    flush()
+    # Fold a too-short tail into its predecessor under the same heading.
+    merged: list[Passage] = []
+    for p in out:
+        if merged and len(p.text) < MIN_CHARS and merged[-1].heading == p.heading \
+                and len(merged[-1].text) + len(p.text) <= MAX_CHARS:
+            merged[-1].text += "\n" + p.text
+        else:
+            merged.append(p)
+    for i, p in enumerate(merged):
+        p.index = i
+        p.terms = terms(f"{p.heading} {p.text}")
+    return merged
+
+
+def _split_long(text: str) -> list[str]:
+    pieces, cur = [], ""
+    for sentence in split_sentences(text):
+        if cur and len(cur) + len(sentence) + 1 > MAX_CHARS:
+            pieces.append(cur)
+            cur = ""
+        cur = f"{cur} {sentence}".strip() if cur else sentence[:MAX_CHARS]
+    if cur:
+        pieces.append(cur)
+    return pieces
+
+
+def bm25(passages: list[Passage], query_terms: list[str], k1: float = 1.2, b: float = 0.75) -> None:
+    """Score passages in place with Okapi BM25."""
+    if not passages:
+        return
+    n = len(passages)
+    avg = sum(len(p.terms) for p in passages) / n or 1.0
+    q = set(query_terms)
+    df = Counter(t for p in passages for t in set(p.terms) & q)
+    for p in passages:
+        tf = Counter(t for t in p.terms if t in q)
+        s = 0.0
+        for t, f in tf.items():
+            idf = math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
+            s += idf * f * (k1 + 1) / (f + k1 * (1 - b + b * len(p.terms) / avg))
+        p.score = s
+
+

@@ -1,0 +1,152 @@
+"""Plan: the standalone question, 1-4 search queries and the freshness window.
+
+With an LLM the planner proposes JSON {needs_search, queries, freshness_days}; code enforces the
+contract (query count, cleaning, year for time-sensitive questions, primary-source query, clamped
+window). Without one — or when the model fails twice — the heuristic planner does the same job.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import re
+from datetime import date
+
+from app import metrics
+from app.errors import UpstreamError
+from app.pipeline.route import is_time_sensitive
+from app.pipeline.types import Plan
+from app.text import STOP_WORDS, words
+
+log = logging.getLogger(__name__)
+
+_FOLLOW_UP = re.compile(r"^\s*(and|what about|how about|also|and what|same for|what of)\b|\b(it|its|they|their|them|that|those|this|he|she|his|her)\b", re.I)
+_LIVE = re.compile(r"\b(price|pricing|cost|stock|status|today|now|tonight|weather|score)\b", re.I)
+_NEWS = re.compile(r"\b(news|latest|recent(ly)?|this (week|month)|announce[sd]?)\b", re.I)
+_YEAR = re.compile(r"\b(19|20)\d\d\b")
+
+
+def standalone_question(turns: list[tuple[str, str]]) -> str:
+    """Rewrite a follow-up ("what about their pricing?") into a standalone question by carrying
+    the entity phrases of the previous user turn. `turns` are (role, text), oldest first."""
+    users = [t for r, t in turns if r == "user" and t.strip()]
+    question = users[-1].strip()
+    if len(users) < 2 or not _FOLLOW_UP.search(question) or len(words(question)) > 14:
+        return question
+    previous = users[-2]
+    carried = [w for w in _entity_phrases(previous) if w.lower() not in question.lower()]
+    return f"{question} ({' '.join(carried)})" if carried else question
+
+
+def _entity_phrases(text: str) -> list[str]:
+    """Capitalised words, versions and quoted phrases: what a follow-up refers back to."""
+    found = re.findall(r'"([^"]+)"|\b([A-Z][\w.+-]*(?:\s+[A-Z0-9][\w.+-]*)*)|\b(\d+(?:\.\d+)+)\b', text)
+    out: list[str] = []
+    for quoted, cap, ver in found:
+        phrase = quoted or cap or ver
+        if phrase and phrase.lower() not in STOP_WORDS and phrase not in out:
+            out.append(phrase)
+    return out[:4]
+
+
+def default_freshness(question: str, fallback: int) -> int:
+    if _LIVE.search(question):
+        return 30
+    if _NEWS.search(question):
+        return 90
+    if is_time_sensitive(question):
+        return min(fallback, 730)
+    return 3650  # stable knowledge: age matters little
+
+
+def clean_queries(raw: list, *, cap: int, question: str, today: date, primary_domains: list[str]) -> list[str]:
+    """Enforce the query contract whatever proposed them."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for q in raw:
+        if not isinstance(q, str):
+            continue
+        q = " ".join(q.split()).strip(" \"'")
+        key = " ".join(sorted(set(words(q))))
+        if len(q) < 3 or not key or key in seen:
+            continue
+        seen.add(key)
+        out.append(q[:300])
+    if primary_domains and out and not any("site:" in q for q in out):
+        site = f"{_keywords(question) or out[0]} site:{primary_domains[0]}"
+        out = out[: max(1, cap - 1)] + [site]
+    if is_time_sensitive(question) and not _YEAR.search(question):
+        # The explicit year keeps engines from ranking last year's pages first.
+        out = [q if _YEAR.search(q) else f"{q} {today.year}" for q in out]
+    return out[:cap]
+
+
+def _keywords(question: str) -> str:
+    return " ".join(w for w in re.findall(r"[\w.+#-]+", question) if w.lower() not in STOP_WORDS)
+
+
+def heuristic_plan(question: str, *, max_queries: int, freshness_days: int | None, today: date,
+                   primary_domains: list[str], default_window: int) -> Plan:
+    candidates = [question, _keywords(question)]
+    phrases = _entity_phrases(question)
+    if phrases:
+        candidates.append(" ".join(phrases + [w for w in _keywords(question).split() if w not in " ".join(phrases)][:3]))
+    queries = clean_queries(candidates, cap=max(2, max_queries) if max_queries > 1 else 1, question=question,
+                            today=today, primary_domains=primary_domains)
+    window = freshness_days or default_freshness(question, default_window)
+    return Plan(queries=queries[:max_queries] or [question], freshness_days=window, question=question)
+
+
+PLANNER_PROMPT = """You plan web searches for a question-answering service. Today is {today}.
+Return only JSON: {{"needs_search": true|false, "queries": ["..."], "freshness_days": N}}.
+- queries: 2 to {cap} standalone search queries (no pronouns), keyword style, most specific first.
+- For time-dependent questions include the year {year} in the queries.
+{primary}- freshness_days: how old evidence may be (1 for live data such as prices, 30 for news, 365+ for docs).
+"""
+
+
+async def llm_plan(llm, model: str, question: str, *, max_queries: int, freshness_days: int | None, today: date,
+                   primary_domains: list[str], default_window: int, timeout: float, ctx) -> Plan:
+    """The model proposes, code disposes: invalid JSON gets one retry, then the heuristic planner."""
+    primary = f"- Include at least one query aimed at the official source, e.g. site:{primary_domains[0]}.\n" if primary_domains else ""
+    system = PLANNER_PROMPT.format(today=today.isoformat(), cap=max(2, max_queries), year=today.year, primary=primary)
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": question}]
+    for attempt in range(2):
+        try:
+            completion = await llm.complete(messages, model=model, temperature=0.0, timeout=timeout, json_mode=True)
+        except UpstreamError as exc:
+            log.warning("planner failed: %s", exc)
+            metrics.UPSTREAM_CALLS.labels(kind="llm", provider="openai", outcome="error").inc()
+            break
+        metrics.UPSTREAM_CALLS.labels(kind="llm", provider="openai", outcome="ok").inc()
+        ctx.charge_llm("plan", completion, messages)
+        try:
+            data = json.loads(_json_block(completion.text))
+            if not isinstance(data, dict):
+                raise ValueError("not an object")
+        except ValueError:
+            log.info("planner returned invalid JSON (attempt %d)", attempt + 1)
+            continue
+        queries = clean_queries(data.get("queries") or [], cap=max_queries, question=question, today=today,
+                                primary_domains=primary_domains)
+        window = freshness_days or _clamp(data.get("freshness_days"), default_freshness(question, default_window))
+        if not queries:
+            # Asked for search (or said none needed) without a usable query: a routing fault, never
+            # a silent ungrounded answer. Fall back to the heuristic queries.
+            metrics.ROUTING_FAULTS.inc()
+            log.warning("planner gave no usable query; heuristic queries used")
+            break
+        return Plan(queries=queries, freshness_days=window, question=question, by="llm")
+    return heuristic_plan(question, max_queries=max_queries, freshness_days=freshness_days, today=today,
+                          primary_domains=primary_domains, default_window=default_window)
+
+
+def _clamp(value, fallback: int) -> int:
+    try:
+        return min(3650, max(1, int(value)))
+    except (TypeError, ValueError):
+        return fallback
+
+
+def _json_block(text: str) -> str:
+    m = re.search(r"\{.*\}", text, re.S)
+    return m.group(0) if m else text

@@ -1,0 +1,144 @@
+"""Search: every planned query through the provider fallback chain, concurrently; merge, dedupe by
+normalised URL, enforce domain filters in code, rank candidates by the project's own score."""
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import replace
+
+import orjson
+
+from app import metrics
+from app.errors import ProviderLogicalError, ProviderTechnicalError
+from app.pipeline.context import RunContext
+from app.pipeline.types import SearchHit, SearchOutcome, SearchResult
+from app.providers.search.base import SearchProvider, SearchQuery
+from app.text import terms
+from app.urls import domain_matches, host_of, normalize_url
+
+log = logging.getLogger(__name__)
+RRF_K = 10  # reciprocal-rank fusion constant: small k trusts the engines' top ranks more
+
+
+async def search_all(queries: list[str], providers: list[SearchProvider], ctx: RunContext, *,
+                     question: str, freshness_days: int, cache=None) -> SearchOutcome:
+    opts = ctx.options
+    sq = [SearchQuery(text=q, count=opts.max_results, include_domains=opts.include_domains,
+                      exclude_domains=opts.exclude_domains, freshness_days=freshness_days) for q in queries]
+    if opts.max_searches is not None:
+        sq = sq[: max(0, opts.max_searches)]
+    outcome = SearchOutcome(candidates=[], results=[])
+    answers = await asyncio.gather(*(_search_chain(q, providers, ctx, outcome, cache) for q in sq))
+    outcome.results = [r for r in answers if r is not None]
+    outcome.candidates = _merge(outcome.results, question, opts, outcome.filtered)
+    return outcome
+
+
+async def _search_chain(query: SearchQuery, providers: list[SearchProvider], ctx: RunContext,
+                        outcome: SearchOutcome, cache) -> SearchResult | None:
+    """Try providers in order: the next one when one fails or finds nothing."""
+    last: SearchResult | None = None
+    for provider in providers:
+        if ctx.expired():
+            break
+        key = _cache_key(provider.name, query)
+        if cache is not None and ctx.options.cache == "use":
+            raw = await cache.get(key)
+            metrics.CACHE_LOOKUPS.labels(layer="search", result="hit" if raw else "miss").inc()
+            if raw:
+                ctx.cache["search"] = "hit" if ctx.cache.get("search") in (None, "hit") else "partial"
+                result = _decode(raw)
+                if result.hits:
+                    return result
+        if ctx.options.max_cost_usd is not None and ctx.cost.usd + ctx.settings.search_prices.get(provider.name, 0.0) > ctx.options.max_cost_usd:
+            outcome.errors.append(f"{provider.name}: budget")
+            break
+        t0 = time.perf_counter()
+        try:
+            result = await provider.search(query, timeout=min(ctx.settings.search_timeout_s, ctx.remaining()))
+        except ProviderTechnicalError as exc:
+            outcome.errors.append(f"{provider.name}: {exc.message}")
+            metrics.UPSTREAM_CALLS.labels(kind="search", provider=provider.name, outcome="error").inc()
+            ctx.cost.add_search(ctx.settings.search_prices.get(provider.name, 0.0))
+            continue
+        except ProviderLogicalError as exc:
+            outcome.errors.append(f"{provider.name}: {exc.message}")
+            metrics.UPSTREAM_CALLS.labels(kind="search", provider=provider.name, outcome="refused").inc()
+            continue
+        except Exception as exc:  # a provider bug degrades the answer, never fails the request
+            log.exception("search provider %s crashed", provider.name)
+            outcome.errors.append(f"{provider.name}: {type(exc).__name__}")
+            continue
+        result.elapsed_ms = (time.perf_counter() - t0) * 1000
+        ctx.cost.add_search(ctx.settings.search_prices.get(provider.name, 0.0))
+        metrics.UPSTREAM_CALLS.labels(kind="search", provider=provider.name, outcome="ok").inc()
+        if cache is not None and ctx.options.cache != "bypass" and result.hits:
+            await cache.set(key, _encode(result), ctx.settings.search_cache_ttl(query.freshness_days))
+            ctx.cache.setdefault("search", "miss")
+        last = result
+        if result.hits:
+            return result
+    return last
+
+
+def _merge(results: list[SearchResult], question: str, opts, filtered: dict[str, int]) -> list[SearchHit]:
+    merged: dict[str, SearchHit] = {}
+    score: dict[str, float] = {}
+    for result in results:
+        for hit in result.hits:
+            host = host_of(hit.url)
+            if not host:
+                filtered["invalid_url"] = filtered.get("invalid_url", 0) + 1
+                continue
+            if opts.include_domains and not domain_matches(host, opts.include_domains):
+                filtered["include_domains"] = filtered.get("include_domains", 0) + 1
+                continue
+            if opts.exclude_domains and domain_matches(host, opts.exclude_domains):
+                filtered["exclude_domains"] = filtered.get("exclude_domains", 0) + 1
+                continue
+            key = normalize_url(hit.url)
+            score[key] = score.get(key, 0.0) + 1.0 / (RRF_K + hit.rank + 1)
+            if key in merged:
+                kept = merged[key]
+                if result.query not in kept.queries:
+                    kept.queries.append(result.query)
+                if hit.rank < kept.rank:
+                    merged[key] = replace(hit, queries=kept.queries)
+                filtered["duplicate_url"] = filtered.get("duplicate_url", 0) + 1
+            else:
+                merged[key] = replace(hit, queries=[result.query])
+    q_terms = set(terms(question))
+    for key, hit in merged.items():
+        if opts.primary_domains and domain_matches(host_of(hit.url), opts.primary_domains):
+            hit.primary = True
+        overlap = len(q_terms & set(terms(f"{hit.title} {hit.snippet}"))) / max(1, len(q_terms))
+        score[key] += 0.05 * overlap + (0.03 if hit.primary else 0.0)
+    ranked = sorted(merged, key=lambda k: -score[k])
+    return [merged[k] for k in ranked]
+
+
+def _cache_key(provider: str, q: SearchQuery) -> str:
+    norm = " ".join(q.text.lower().split())
+    return "search:" + orjson.dumps([provider, norm, q.count, sorted(q.include_domains),
+                                     sorted(q.exclude_domains), q.freshness_days]).decode()
+
+
+def _encode(result: SearchResult) -> bytes:
+    return orjson.dumps({
+        "provider": result.provider, "query": result.query, "unresponsive_engines": result.unresponsive_engines,
+        "hits": [{"url": h.url, "title": h.title, "snippet": h.snippet, "rank": h.rank, "provider": h.provider,
+                  "published_at": h.published_at.isoformat() if h.published_at else None,
+                  "raw_content": h.raw_content, "raw_content_type": h.raw_content_type, "primary": h.primary}
+                 for h in result.hits],
+    })
+
+
+def _decode(raw: bytes) -> SearchResult:
+    from datetime import datetime
+
+    data = orjson.loads(raw)
+    hits = [SearchHit(**{**h, "published_at": datetime.fromisoformat(h["published_at"]) if h["published_at"] else None})
+            for h in data["hits"]]
+    return SearchResult(provider=data["provider"], query=data["query"], hits=hits,
+                        unresponsive_engines=data["unresponsive_engines"])

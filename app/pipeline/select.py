@@ -1,0 +1,119 @@
+"""Select evidence: freshness window, domain rules, near-duplicate collapse, one document per
+registrable domain, BM25 rank against the question, measured token budget. Every decision is
+recorded with its reason."""
+from __future__ import annotations
+
+from datetime import date
+
+from datasketch import MinHash, MinHashLSH
+
+from app.pipeline.context import RunContext
+from app.pipeline.passages import Passage, bm25, split_passages
+from app.pipeline.types import Document, Evidence, Selection, SelectionDecision
+from app.text import terms, words
+from app.urls import domain_matches, host_of
+
+NEAR_DUP_THRESHOLD = 0.7  # estimated Jaccard of 5-word shingles (see docs/ARCHITECTURE.md)
+MAX_PASSAGES_PER_DOC = 3
+
+
+def document_age_days(doc: Document, today: date) -> int | None:
+    d = doc.dates.published or doc.dates.modified
+    return None if d is None else (today - d).days
+
+
+def _minhash(text: str) -> MinHash:
+    toks = words(text)[:3000]
+    m = MinHash(num_perm=64, seed=7)
+    for i in range(max(1, len(toks) - 4)):
+        m.update(" ".join(toks[i : i + 5]).encode())
+    return m
+
+
+def collapse_duplicates(docs: list[Document], decisions: list[SelectionDecision]) -> tuple[list[Document], dict[str, list[str]]]:
+    """Keep the best-ranked copy of near-identical pages; the others become its also_reported_by."""
+    lsh = MinHashLSH(threshold=NEAR_DUP_THRESHOLD, num_perm=64)
+    kept: list[Document] = []
+    also: dict[str, list[str]] = {}
+    for doc in sorted(docs, key=lambda d: d.rank):
+        mh = _minhash(doc.text)
+        match = lsh.query(mh)
+        if match:
+            survivor = min(match, key=lambda u: next(d.rank for d in kept if d.url == u))
+            also.setdefault(survivor, []).append(doc.url)
+            decisions.append(SelectionDecision(doc.url, "dropped", f"near_duplicate_of:{survivor}"))
+            continue
+        lsh.insert(doc.url, mh)
+        kept.append(doc)
+    return kept, also
+
+
+def select_evidence(docs: list[Document], question: str, freshness_days: int, ctx: RunContext) -> Selection:
+    opts = ctx.options
+    decisions: list[SelectionDecision] = []
+    fresh_docs = []
+    for doc in docs:
+        host = host_of(doc.url)
+        if opts.exclude_domains and domain_matches(host, opts.exclude_domains):
+            decisions.append(SelectionDecision(doc.url, "dropped", "exclude_domains"))
+            continue
+        if opts.include_domains and not domain_matches(host, opts.include_domains):
+            decisions.append(SelectionDecision(doc.url, "dropped", "include_domains"))
+            continue
+        age = document_age_days(doc, ctx.today)
+        if age is not None and age > 3 * freshness_days:
+            decisions.append(SelectionDecision(doc.url, "dropped", f"stale:{age}d>3x{freshness_days}d"))
+            continue
+        if opts.primary_domains and domain_matches(host, opts.primary_domains):
+            doc.primary = True
+        fresh_docs.append(doc)
+
+    docs, also = collapse_duplicates(fresh_docs, decisions)
+    q_terms = terms(question)
+    passages: list[Passage] = [p for d in docs for p in split_passages(d)]
+    bm25(passages, q_terms)
+    top = max((p.score for p in passages), default=0.0) or 1.0
+    for p in passages:
+        age = document_age_days(p.doc, ctx.today)
+        recency = -0.1 if age is None else (0.05 if age <= freshness_days else -0.05)
+        p.score = p.score / top + recency + (0.1 if p.doc.primary else 0.0) + 0.02 / (1 + p.doc.rank)
+
+    # One document per registrable domain: the one whose best passage scores highest.
+    best_doc: dict[str, Document] = {}
+    best_score: dict[str, float] = {}
+    for p in passages:
+        if p.score > best_score.get(p.doc.domain, float("-inf")):
+            best_score[p.doc.domain], best_doc[p.doc.domain] = p.score, p.doc
+    for d in docs:
+        if best_doc.get(d.domain) is not d:
+            decisions.append(SelectionDecision(d.url, "dropped", f"domain_quota:{d.domain}"))
+
+    evidence: list[Evidence] = []
+    per_doc: dict[str, int] = {}
+    used = 0
+    for p in sorted(passages, key=lambda p: -p.score):
+        if len(evidence) >= opts.max_evidence:
+            break
+        if best_doc.get(p.doc.domain) is not p.doc or p.score <= 0.05 or not set(p.terms) & set(q_terms):
+            continue
+        if per_doc.get(p.doc.url, 0) >= MAX_PASSAGES_PER_DOC:
+            continue
+        text = p.text
+        # Counted as rendered for the composer: text plus its header line (id, title, section, domain, date).
+        header = f"{p.doc.title} {p.heading} {p.doc.domain}"
+        tokens = (ctx.tokens.count(text) + ctx.tokens.count(header) + 20) if ctx.tokens else len(text) // 4 + 40
+        if used + tokens > opts.token_budget:
+            continue  # skip, not stop: a smaller block may still fit
+        used += tokens
+        per_doc[p.doc.url] = per_doc.get(p.doc.url, 0) + 1
+        evidence.append(Evidence(
+            span_id="", url=p.doc.url, title=p.doc.title, domain=p.doc.domain, text=text,
+            published_at=p.doc.dates.published or p.doc.dates.modified, date_source=p.doc.dates.source,
+            fetched_at=p.doc.fetched_at, score=round(p.score, 4), primary=p.doc.primary, tokens=tokens,
+            also_reported_by=also.get(p.doc.url, []), section=p.heading,
+        ))
+    for i, ev in enumerate(evidence, 1):
+        ev.span_id = f"S{i}"
+    for url in {e.url for e in evidence}:
+        decisions.append(SelectionDecision(url, "kept", "evidence"))
+    return Selection(evidence=evidence, decisions=decisions, prompt_tokens=used)

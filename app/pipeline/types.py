@@ -1,0 +1,251 @@
+"""Typed data passed between pipeline stages.
+
+Internal data are plain dataclasses (cheap to build on the hot path); the wire protocol lives in
+app/api/protocol.py and is built from these at the edge.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from datetime import date, datetime
+
+
+class GroundingStatus(str, enum.Enum):
+    grounded = "grounded"
+    abstained = "abstained"
+    ungrounded = "ungrounded"
+
+
+class AbstentionReason(str, enum.Enum):
+    """The closed set of reasons an answer is withheld (documented in docs/API.md)."""
+
+    no_search_results = "no_search_results"
+    no_usable_pages = "no_usable_pages"
+    insufficient_sources = "insufficient_sources"
+    no_primary_source = "no_primary_source"
+    stale_evidence = "stale_evidence"
+    conflicting_evidence = "conflicting_evidence"
+    unsupported_answer = "unsupported_answer"
+    invalid_citations = "invalid_citations"
+    evidence_does_not_answer = "evidence_does_not_answer"
+    upstream_unavailable = "upstream_unavailable"
+    budget_exhausted = "budget_exhausted"
+    routing_fault = "routing_fault"
+
+
+class FetchReason(str, enum.Enum):
+    """Why a page was (not) used. Bounded: these are metric label values."""
+
+    ok = "ok"
+    not_modified = "not_modified"
+    from_provider = "from_provider"
+    robots = "robots"
+    blocked_address = "blocked_address"
+    blocked_scheme = "blocked_scheme"
+    blocked_port = "blocked_port"
+    timeout = "timeout"
+    too_large = "too_large"
+    too_many_redirects = "too_many_redirects"
+    unsupported_type = "unsupported_type"
+    http_error = "http_error"
+    network_error = "network_error"
+    empty_extraction = "empty_extraction"
+    skipped = "skipped"
+
+
+# --- route / plan ---------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Route:
+    needs_search: bool
+    reason: str  # e.g. "mode_always", "time_sensitive", "text_transformation"
+    by: str = "heuristic"  # heuristic | llm | request
+
+
+@dataclass(slots=True)
+class Plan:
+    queries: list[str]
+    freshness_days: int
+    question: str  # the standalone question the answer must address
+    by: str = "heuristic"  # heuristic | llm
+
+
+# --- search ---------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class SearchHit:
+    url: str
+    title: str = ""
+    snippet: str = ""
+    rank: int = 0  # 0-based rank inside the provider's answer to one query
+    provider: str = ""
+    published_at: datetime | None = None
+    # Providers that hold the document itself (local corpus, Tavily raw_content) put it here so the
+    # fetch stage does not go to the network for it.
+    raw_content: str | None = None
+    raw_content_type: str = "text/html"
+    primary: bool = False
+    queries: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class SearchResult:
+    """One provider's answer to one query."""
+
+    provider: str
+    query: str
+    hits: list[SearchHit]
+    unresponsive_engines: list[str] = field(default_factory=list)
+    elapsed_ms: float = 0.0
+
+
+@dataclass(slots=True)
+class SearchOutcome:
+    """The search stage's output: merged, deduplicated candidates, best first."""
+
+    candidates: list[SearchHit]
+    results: list[SearchResult]
+    calls: int = 0
+    errors: list[str] = field(default_factory=list)
+    filtered: dict[str, int] = field(default_factory=dict)  # filter name -> results removed
+
+
+# --- fetch / extract ------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class FetchedPage:
+    url: str  # final URL after redirects
+    requested_url: str
+    reason: FetchReason
+    status: int = 0
+    content_type: str = ""
+    body: bytes = b""
+    headers: dict[str, str] = field(default_factory=dict)  # lower-cased names
+    fetched_at: datetime | None = None
+    elapsed_ms: float = 0.0
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.reason in (FetchReason.ok, FetchReason.from_provider, FetchReason.not_modified)
+
+
+@dataclass(slots=True)
+class TextBlock:
+    kind: str  # "heading" | "paragraph" | "list" | "pre" | "table"
+    text: str
+    level: int = 0  # heading level (1-6), 0 otherwise
+
+
+@dataclass(slots=True)
+class PageDates:
+    published: date | None = None
+    modified: date | None = None
+    source: str = "unknown"  # json-ld | meta | time | byline | http-last-modified | text | unknown
+
+
+@dataclass(slots=True)
+class Document:
+    """One extracted page."""
+
+    url: str
+    title: str
+    domain: str  # registrable domain
+    blocks: list[TextBlock]
+    dates: PageDates
+    fetched_at: datetime | None
+    content_hash: str
+    rank: int  # best candidate rank (project ranking), lower is better
+    primary: bool = False
+    density: float = 1.0  # extracted text / page text; low means an empty shell
+
+    @property
+    def text(self) -> str:
+        return "\n\n".join(b.text for b in self.blocks)
+
+
+# --- evidence -------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Evidence:
+    """A passage selected to be shown to the composer, addressed as [S<n>]."""
+
+    span_id: str  # "S1", "S2", ...
+    url: str
+    title: str
+    domain: str
+    text: str
+    published_at: date | None
+    date_source: str
+    fetched_at: datetime | None
+    score: float
+    primary: bool
+    tokens: int
+    also_reported_by: list[str] = field(default_factory=list)
+    section: str = ""  # the heading the passage sits under
+
+
+@dataclass(slots=True)
+class SelectionDecision:
+    url: str
+    decision: str  # kept | dropped
+    reason: str  # e.g. "duplicate_of:<url>", "domain_quota", "stale", "budget", "low_score"
+
+
+@dataclass(slots=True)
+class Selection:
+    evidence: list[Evidence]
+    decisions: list[SelectionDecision]
+    prompt_tokens: int = 0
+
+
+@dataclass(slots=True)
+class Conflict:
+    attribute: str
+    values: list[dict]  # [{"value": ..., "span_ids": [...], "urls": [...], "published_at": ...}]
+
+
+@dataclass(slots=True)
+class GateVerdict:
+    passed: bool
+    reason: AbstentionReason | None = None
+    failed_checks: list[str] = field(default_factory=list)
+
+
+# --- compose / cite / verify ----------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Draft:
+    text: str
+    composer: str  # "extractive" | "llm:<model>"
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    model: str = ""
+
+
+@dataclass(slots=True)
+class Claim:
+    text: str
+    span_ids: list[str]  # evidence span ids ("S1") the sentence cites
+    markers: list[int]  # citation numbers in the final answer
+    quote: str = ""
+    supported: bool = False
+    support: float = 0.0
+    factual: bool = True
+    start: int = 0  # offsets in the final content
+    end: int = 0
+
+
+@dataclass(slots=True)
+class CitedAnswer:
+    content: str
+    claims: list[Claim]
+    dropped_claims: list[Claim]
+    cited: list[Evidence]  # cited[n-1] is what [n] points to
+    invalid_refs: list[str] = field(default_factory=list)
+    removed_urls: int = 0

@@ -1,0 +1,36 @@
+"""Cache protocol: bytes in, bytes out, with a TTL. Failures never reach the request."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from app.settings import Settings
+
+
+@runtime_checkable
+class Cache(Protocol):
+    name: str
+
+    async def get(self, key: str) -> bytes | None:
+        """Return the value, or None on a miss *or on any cache failure*."""
+        ...
+
+    async def set(self, key: str, value: bytes, ttl_s: int) -> None:
+        """Store; swallow failures (the cache is an optimisation, never a dependency)."""
+        ...
+
+    async def ping(self) -> bool: ...
+
+    async def aclose(self) -> None: ...
+
+
+CacheFactory = Callable[["Settings"], Cache]
+_REGISTRY: dict[str, CacheFactory] = {}
+
+
+def register_cache(name: str, factory: CacheFactory) -> None:
+    _REGISTRY[name] = factory
+
+
+def build_cache(settings: "Settings") -> Cache:
+    return _REGISTRY["redis" if settings.redis_url else "memory"](settings)

@@ -1,0 +1,119 @@
+"""The one Settings class. Every knob is an environment variable with the GA_ prefix."""
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+CommaList = Annotated[list[str], NoDecode]
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="GA_", env_file=None, extra="ignore")
+
+    # --- service
+    host: str = "127.0.0.1"
+    port: int = 8080
+    api_keys: CommaList = Field(default_factory=list, description="Bearer keys; empty = no auth")
+    public_model_name: str = "grounded-answer"
+    log_level: str = "INFO"
+
+    # --- LLM (OpenAI-compatible). Unset base URL = embedded extractive composer + heuristics.
+    llm_base_url: str | None = None
+    llm_api_key: str = "not-needed"
+    planner_model: str = "gpt-4o-mini"
+    composer_model: str = "gpt-4o"
+    judge_model: str | None = None
+    llm_timeout_s: float = 30.0
+    llm_connect_timeout_s: float = 5.0
+    llm_max_retries: int = 1
+
+    # --- search
+    search_providers: CommaList = Field(default_factory=lambda: ["local"])
+    searxng_url: str | None = None
+    search_timeout_s: float = 4.0
+    search_candidates: int = 20  # over-retrieve: candidates kept for ranking before fetching
+
+    # --- local corpus (embedded default search + page source)
+    corpus_dir: Path = REPO_ROOT / "corpus" / "sample"
+    corpus_index_path: Path | None = None  # None = build in memory at start-up
+
+    # --- fetching
+    fetch_proxy: str | None = None
+    fetch_timeout_s: float = 6.0
+    fetch_connect_timeout_s: float = 3.0
+    fetch_max_bytes: int = 3_000_000
+    fetch_max_redirects: int = 5
+    fetch_allowed_ports: CommaList = Field(default_factory=lambda: ["80", "443"])
+    # Hosts / CIDRs exempt from the public-address rule. For tests and private deployments only.
+    fetch_allow_private: CommaList = Field(default_factory=list)
+    fetch_per_host_concurrency: int = 2
+    respect_robots: bool = True
+    user_agent: str = "GroundedAnswerBot/0.1"
+    contact_url: str = "https://github.com/grounded-answers/grounded-answers"
+
+    # --- cache
+    redis_url: str | None = None
+    redis_timeout_s: float = 0.25
+
+    # --- defaults for per-request grounding options
+    default_freshness_days: int = 365
+    default_max_queries: int = 3
+    default_max_results: int = 8
+    default_max_fetches: int = 6
+    default_max_evidence: int = 8
+    default_token_budget: int = 3000
+    default_min_sources: int = 2
+    # A primary (official) source alone satisfies the independent-sources check: the vendor's own
+    # docs are the authority on its release facts.
+    primary_satisfies_min_sources: bool = True
+    primary_domains: CommaList = Field(default_factory=list)
+    deadline_ms: int = 20_000
+    support_threshold: float = 0.5  # lexical support floor for a cited sentence
+    min_groundedness: float = 0.5  # share of supported claims under which the answer abstains
+
+    # --- pricing: USD per 1M tokens (input, output) by model; USD per call by search provider
+    llm_prices: dict[str, tuple[float, float]] = Field(default_factory=lambda: {
+        "gpt-4o": (2.5, 10.0), "gpt-4o-mini": (0.15, 0.6), "gpt-4.1": (2.0, 8.0),
+        "gpt-4.1-mini": (0.4, 1.6), "gpt-4.1-nano": (0.1, 0.4)})
+    search_prices: dict[str, float] = Field(default_factory=lambda: {
+        "local": 0.0, "searxng": 0.0, "brave": 0.005, "tavily": 0.008, "serper": 0.001})
+    fetch_price: float = 0.0
+
+    # --- tokens
+    tiktoken_cache_dir: Path = REPO_ROOT / ".cache" / "tiktoken"
+    token_encoding: str = "o200k_base"
+
+    @field_validator("api_keys", "search_providers", "fetch_allowed_ports", "fetch_allow_private",
+                     "primary_domains", mode="before")
+    @classmethod
+    def _split_commas(cls, v):
+        if isinstance(v, str):
+            return [p.strip() for p in v.split(",") if p.strip()]
+        return v
+
+    # --- cache TTLs by freshness class (seconds)
+    ttl_live_s: int = 300        # freshness <= 2 days: prices, status
+    ttl_news_s: int = 3600       # <= 30 days
+    ttl_docs_s: int = 86400      # anything longer
+    trace_ttl_s: int = 3600
+
+    def search_cache_ttl(self, freshness_days: int | None) -> int:
+        if freshness_days is not None and freshness_days <= 2:
+            return self.ttl_live_s
+        if freshness_days is not None and freshness_days <= 30:
+            return self.ttl_news_s
+        return self.ttl_docs_s
+
+    @property
+    def llm_enabled(self) -> bool:
+        return bool(self.llm_base_url)
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()

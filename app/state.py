@@ -1,0 +1,67 @@
+"""Long-lived clients, built once in the lifespan and reached through small dependencies."""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+import httpx
+
+from app.providers.cache.base import Cache, build_cache
+from app.providers.llm.base import ChatModel, build_chat_model
+from app.providers.search.base import SearchProvider, build_search_provider
+from app.settings import Settings
+from app.tokens import TokenCounter
+
+log = logging.getLogger(__name__)
+
+
+def load_builtin_providers() -> None:
+    """Built-ins register exactly like external plugins: by importing their modules."""
+    import app.providers.cache.memory  # noqa: F401
+    import app.providers.cache.redis  # noqa: F401
+    import app.providers.llm.openai_compat  # noqa: F401
+    import app.providers.search.local_corpus  # noqa: F401
+    import app.providers.search.searxng  # noqa: F401
+
+
+@dataclass
+class ServiceState:
+    settings: Settings
+    http: httpx.AsyncClient
+    fetcher: object  # app.fetch.fetcher.PageFetcher
+    search: list[SearchProvider]
+    cache: Cache
+    tokens: TokenCounter
+    llm: ChatModel | None = None
+    extra: dict = field(default_factory=dict)
+
+    @classmethod
+    async def build(cls, settings: Settings) -> "ServiceState":
+        from app.fetch.fetcher import PageFetcher
+
+        load_builtin_providers()
+        # Operator-configured upstreams (search APIs, the LLM) use this client; result URLs never do.
+        http = httpx.AsyncClient(timeout=httpx.Timeout(settings.search_timeout_s, connect=2.0), trust_env=False,
+                                 headers={"User-Agent": f"{settings.user_agent} (+{settings.contact_url})"})
+        search = [build_search_provider(name, settings, http) for name in settings.search_providers]
+        for provider in search:
+            opener = getattr(provider, "astart", None)  # optional async warm-up hook
+            if opener is not None:
+                await opener()
+        return cls(
+            settings=settings,
+            http=http,
+            fetcher=PageFetcher.from_settings(settings),
+            search=search,
+            cache=build_cache(settings),
+            tokens=TokenCounter(settings.tiktoken_cache_dir, settings.token_encoding),
+            llm=build_chat_model("openai", settings) if settings.llm_enabled else None,
+        )
+
+    async def aclose(self) -> None:
+        for closer in [*(p.aclose for p in self.search), self.fetcher.aclose, self.cache.aclose,
+                       *([self.llm.aclose] if self.llm else []), self.http.aclose]:
+            try:
+                await closer()
+            except Exception:
+                log.exception("error while closing")

@@ -1,0 +1,93 @@
+"""Small text helpers shared by stages: word terms, sentence splitting, URL stripping."""
+from __future__ import annotations
+
+import re
+
+STOP_WORDS = frozenset(
+    """a an the and or but if then else of to in on at by for with from into onto over under about
+    as is are was were be been being am do does did done doing have has had having it its it's this
+    that these those there here what which who whom whose when where why how can could should would
+    may might must shall will i me my we our you your he him his she her they them their not no yes
+    so than too very just also any all some each every more most other such only own same few both
+    s t don now please tell explain give show find know let get got want need like one new
+    """.split()
+)
+
+_WORD = re.compile(r"[a-z0-9]+(?:[._'-][a-z0-9]+)*", re.I)
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
+
+
+def words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def stem(word: str) -> str:
+    """A crude suffix stripper: enough to meet 'release'/'released'/'releases', 'page'/'pages'."""
+    if word[-1:].isdigit() or len(word) <= 4:
+        return word
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            word = word[: -len(suffix)]
+            break
+    return word[:-1] if word.endswith("e") and len(word) > 4 else word
+
+
+def terms(text: str) -> list[str]:
+    """Content terms: lower-cased, stop words dropped, crudely stemmed."""
+    return [stem(w) for w in words(text) if w not in STOP_WORDS and len(w) > 1]
+
+
+def numbers(text: str) -> set[str]:
+    return {n.replace(",", "") for n in _NUMBER.findall(text)}
+
+
+# Sentence ends: ., ! or ? followed by space/close-quote and an upper-case letter, digit or quote,
+# but not after a common abbreviation or an initial.
+_ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|Mr|Mrs|Ms|Dr|Prof|Inc|Ltd|Jr|Sr|St|No|Fig|approx|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|U\.S)|\b[A-Z])\.$")
+_BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|(?<=\][.!?])\s+(?=\S)")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split prose into sentences; newlines between blocks always split."""
+    out: list[str] = []
+    for block in re.split(r"\n\s*\n|\n(?=[-*•]\s)", text):
+        block = " ".join(block.split())
+        if not block:
+            continue
+        start = 0
+        for m in _BOUNDARY.finditer(block):
+            head = block[start : m.start()]
+            if _ABBREV.search(head):
+                continue
+            if head.strip():
+                out.append(head.strip())
+            start = m.end()
+        tail = block[start:].strip()
+        if tail:
+            out.append(tail)
+    return out
+
+
+_MD_LINK = re.compile(r"!?\[([^\]\n]*)\]\((?:[^()\s]|\([^()\s]*\))+\)")
+_URL = re.compile(r"(?:https?://|www\.)[^\s<>()\[\]\"']+", re.I)
+_ANGLE_URL = re.compile(r"<(?:https?://)[^>\s]+>", re.I)
+
+
+def strip_links(text: str) -> tuple[str, int]:
+    """Remove markdown links (keeping their text) and bare URLs. Returns (text, removed count)."""
+    count = 0
+
+    def _link(m: re.Match) -> str:
+        nonlocal count
+        count += 1
+        return m.group(1)
+
+    text = _MD_LINK.sub(_link, text)
+    text, n1 = _ANGLE_URL.subn("", text)
+    text, n2 = _URL.subn("", text)
+    count += n1 + n2
+    if count:
+        text = re.sub(r"\(\s*\)", "", text)
+        text = re.sub(r"[ \t]{2,}", " ", text)
+        text = re.sub(r"\s+([.,;:!?])", r"\1", text)
+    return text, count

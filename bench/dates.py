@@ -1,0 +1,130 @@
+"""Publication-date benchmark on ../shared/bench-data/dates (200 real pages with gold dates).
+
+Metric (the data README's): exact-day accuracy over all pages, a missing date counting as wrong;
+precision = correct / dates returned; recall = dates returned / pages. Five pages have no gold date
+(NaN): there returning nothing is correct and returning a date is wrong.
+
+Ours runs twice: with the page URL (the service knows it; gold.json keys are the URLs) and with
+html only, side by side with htmldate. One core pinned, warm-up pass then timed pass.
+
+    python bench/dates.py [--json out.json] [--limit N]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections import Counter
+from collections.abc import Callable
+from datetime import date
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.common import (  # noqa: E402
+    BENCH_DATA,
+    decode_lenient,
+    markdown_table,
+    median,
+    percentile,
+    pin_one_core,
+    read_gz,
+    timed_run,
+    write_json,
+)
+
+DATES = BENCH_DATA / "dates"
+
+
+def load_pages(limit: int | None) -> list[tuple[str, str, str | None]]:
+    """[(url, html, gold 'YYYY-MM-DD' or None)] in file order."""
+    gold = json.loads((DATES / "gold.json").read_text(encoding="utf-8"))
+    pages = []
+    for url, item in sorted(gold.items(), key=lambda kv: kv[1]["file"]):
+        value = item["date"]
+        gold_day = value if isinstance(value, str) and not (isinstance(value, float) and math.isnan(value)) else None
+        pages.append((url, decode_lenient(read_gz(DATES / item["file"])), gold_day))
+    return pages[:limit] if limit else pages
+
+
+def _iso(value: object) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, date):
+        return value.isoformat()
+    return str(value)[:10]
+
+
+def ours(with_url: bool) -> Callable[[tuple[str, str]], tuple[str | None, str]]:
+    from app.extract.dates import find_page_dates
+
+    def run(item: tuple[str, str]) -> tuple[str | None, str]:
+        found = find_page_dates(item[1], url=item[0] if with_url else None)
+        return _iso(found.published), found.source
+
+    return run
+
+
+def htmldate_runner(extensive: bool) -> Callable[[tuple[str, str]], tuple[str | None, str]]:
+    from htmldate import find_date
+
+    def run(item: tuple[str, str]) -> tuple[str | None, str]:
+        return _iso(find_date(item[1], original_date=True, extensive_search=extensive)), "htmldate"
+
+    return run
+
+
+RUNNERS = {
+    "ours (html + url)": lambda: ours(True),
+    "ours (html only)": lambda: ours(False),
+    "htmldate original_date": lambda: htmldate_runner(True),
+    "htmldate original_date, extensive_search=False": lambda: htmldate_runner(False),
+}
+
+
+def score(outputs: list, pages: list) -> dict[str, float]:
+    correct = returned = 0
+    for out, (_, _, gold) in zip(outputs, pages):
+        got = out[0] if out else None
+        returned += got is not None
+        correct += got == gold
+    return {
+        "accuracy": correct / len(pages),
+        "precision": correct / returned if returned else 0.0,
+        "recall": returned / len(pages),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--json")
+    ap.add_argument("--limit", type=int)
+    ap.add_argument("--misses", action="store_true", help="print ours' misses (html + url)")
+    args = ap.parse_args()
+    pin_one_core()
+    pages = load_pages(args.limit)
+    inputs = [(url, html) for url, html, _ in pages]
+    rows, results = [], {}
+    for name, make in RUNNERS.items():
+        outputs, times = timed_run(make(), inputs)
+        s = score(outputs, pages)
+        sources = Counter(out[1] if out else "error" for out in outputs)
+        results[name] = {**s, "median_ms": median(times), "p95_ms": percentile(times, 0.95),
+                         "sources": dict(sources), "pages": len(pages)}
+        rows.append([name, s["accuracy"], s["precision"], s["recall"], f"{median(times):.2f}",
+                     f"{percentile(times, 0.95):.2f}"])
+        if args.misses and name == "ours (html + url)":
+            for out, (url, _, gold) in zip(outputs, pages):
+                if (out[0] if out else None) != gold:
+                    print(f"  miss gold={gold} got={out} {url[:100]}", file=sys.stderr)
+    print(f"dates: {len(pages)} pages, one core, second (timed) pass\n")
+    print(markdown_table(["extractor", "accuracy", "precision", "recall", "median ms", "p95 ms"], rows))
+    for name, res in results.items():
+        if name.startswith("ours"):
+            print(f"\n{name} sources: {res['sources']}")
+    write_json(args.json, results)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,96 @@
+"""Page dates: the order of sources, copyright lines, unknown stays unknown, Last-Modified."""
+from __future__ import annotations
+
+from datetime import date
+
+from app.extract import find_page_dates
+from app.extract.date_parse import date_in_url, parse_date
+
+LD = """<script type="application/ld+json">{"@context":"https://schema.org","@graph":[
+ {"@type":"WebSite","name":"x"},
+ {"@type":"NewsArticle","datePublished":"2021-03-04T10:00:00+01:00","dateModified":"2021-03-06T09:00:00Z"}]}
+</script>"""
+META = '<meta property="article:published_time" content="2020-05-06T12:00:00Z">'
+TIME = '<time datetime="2019-07-08T12:00:00Z">8 July 2019</time>'
+FILLER = "<p>" + "Some article text about the local council and its transit budget. " * 5 + "</p>"
+
+
+def page(head: str = "", body: str = "") -> str:
+    return f"<html><head>{head}</head><body>{body}{FILLER}</body></html>"
+
+
+def test_json_ld_beats_meta_beats_time() -> None:
+    both = find_page_dates(page(LD + META, TIME))
+    assert (both.published, both.source) == (date(2021, 3, 4), "json-ld")
+    assert both.modified == date(2021, 3, 6)
+    meta = find_page_dates(page(META, TIME))
+    assert (meta.published, meta.source) == (date(2020, 5, 6), "meta")
+    time_only = find_page_dates(page("", TIME))
+    assert (time_only.published, time_only.source) == (date(2019, 7, 8), "time")
+
+
+def test_json_ld_array_and_broken_json() -> None:
+    array = '<script type="application/ld+json">[{"@type":"BlogPosting","datePublished":"2018-02-03"}]</script>'
+    assert find_page_dates(page(array)).published == date(2018, 2, 3)
+    broken = '<script type="application/ld+json">{"@type":"Article", "datePublished": "2017-09-10T08:00:00Z",}}</script>'
+    result = find_page_dates(page(broken))
+    assert (result.published, result.source) == (date(2017, 9, 10), "json-ld")
+
+
+def test_meta_preference_and_itemprop() -> None:
+    head = ('<meta name="date" content="2016-01-20"><meta itemprop="datePublished" content="2016-01-19">'
+            '<meta property="og:updated_time" content="2016-02-01">')
+    result = find_page_dates(page(head))
+    assert (result.published, result.source) == (date(2016, 1, 19), "meta")
+    assert result.modified == date(2016, 2, 1)
+
+
+def test_visible_byline_date() -> None:
+    body = '<div class="article-date">Published November 19, 2019</div>'
+    result = find_page_dates(page("", body))
+    assert (result.published, result.source) == (date(2019, 11, 19), "byline")
+
+
+def test_copyright_footer_year_never_counts() -> None:
+    html = page("", '<footer><p class="copyright">© 2019 Example Media, 2010-2019. All rights reserved.</p>'
+                    '<div class="date">Copyright 2019</div></footer>')
+    result = find_page_dates(html)
+    assert result.published is None
+    assert result.source == "unknown"
+
+
+def test_unknown_stays_unknown() -> None:
+    result = find_page_dates(page("<title>No dates here</title>"))
+    assert result.published is None and result.modified is None
+    assert result.source == "unknown"
+
+
+def test_last_modified_header_is_the_late_fallback() -> None:
+    headers = {"last-modified": "Wed, 21 Oct 2015 07:28:00 GMT"}
+    result = find_page_dates(page(), headers=headers)
+    assert (result.published, result.source) == (date(2015, 10, 21), "http-last-modified")
+    assert result.modified == date(2015, 10, 21)
+    # a page date beats the header for published; the header still gives modified
+    with_meta = find_page_dates(page(META), headers=headers)
+    assert (with_meta.published, with_meta.source) == (date(2020, 5, 6), "meta")
+    assert with_meta.modified == date(2015, 10, 21)
+
+
+def test_url_date_used_when_page_has_none() -> None:
+    result = find_page_dates(page(), url="https://example.org/news/2020/03/15/story-title/")
+    assert (result.published, result.source) == (date(2020, 3, 15), "url")
+    assert date_in_url("https://example.org/2020-news/story") is None
+
+
+def test_future_and_ancient_dates_rejected() -> None:
+    assert parse_date("2999-01-01T00:00:00Z") is None
+    assert parse_date("1970-01-01") is None
+    html = page('<meta property="article:published_time" content="2999-05-06">')
+    assert find_page_dates(html).published is None
+
+
+def test_text_date_near_the_top() -> None:
+    body = "<p>Posted on 3 March 2022 by the editors</p>"
+    result = find_page_dates(page("", body))
+    assert result.published == date(2022, 3, 3)
+    assert result.source in ("text", "byline")

@@ -1,0 +1,41 @@
+from app.pipeline.cite import parse_draft
+from app.pipeline.verify import support_of, verify_claims
+from tests.pipeline.helpers import make_evidence
+
+EV = [
+    make_evidence("S1", "Python 3.11 was released on October 24, 2022. It is between 10 and 60 percent faster than 3.10."),
+    make_evidence("S2", "The tomllib module parses TOML documents. It does not support writing TOML."),
+]
+
+
+def test_supported_sentence_scores_high():
+    support, quote = support_of("Python 3.11 was released on October 24, 2022.", [EV[0]])
+    assert support >= 0.9
+    assert "October 24, 2022" in quote
+
+
+def test_wrong_number_is_never_supported():
+    support, _ = support_of("Python 3.11 was released on October 24, 2021.", [EV[0]])
+    assert support < 0.5
+
+
+def test_drop_removes_unsupported_and_uncited_sentences():
+    answer = parse_draft("Python 3.11 was released on October 24, 2022 [S1]. The moon is made of green cheese [S2]. "
+                         "Rust is a systems programming language.", EV)
+    score = verify_claims(answer, EV, mode="drop", threshold=0.5)
+    assert [c.text for c in answer.claims] == ["Python 3.11 was released on October 24, 2022."]
+    assert len(answer.dropped_claims) == 2
+    assert score == round(1 / 3, 3)
+
+
+def test_flag_keeps_sentences_but_marks_them():
+    answer = parse_draft("The moon is made of green cheese [S2]. tomllib parses TOML documents [S2].", EV)
+    verify_claims(answer, EV, mode="flag", threshold=0.5)
+    assert [c.supported for c in answer.claims] == [False, True]
+    assert not answer.dropped_claims
+
+
+def test_off_skips_verification():
+    answer = parse_draft("The moon is made of green cheese [S2].", EV)
+    assert verify_claims(answer, EV, mode="off", threshold=0.5) is None
+    assert len(answer.claims) == 1

@@ -1,0 +1,1 @@
+"""Tests of the test servers themselves (tests/servers/)."""
