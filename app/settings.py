@@ -35,6 +35,12 @@ class Settings(BaseSettings):
     # --- search
     search_providers: CommaList = Field(default_factory=lambda: ["local"])
     searxng_url: str | None = None
+    brave_api_key: str | None = None
+    brave_url: str = "https://api.search.brave.com/res/v1/web/search"
+    tavily_api_key: str | None = None
+    tavily_url: str = "https://api.tavily.com/search"
+    serper_api_key: str | None = None
+    serper_url: str = "https://google.serper.dev/search"
     search_timeout_s: float = 4.0
     search_candidates: int = 20  # over-retrieve: candidates kept for ranking before fetching
 

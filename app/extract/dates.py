@@ -231,9 +231,16 @@ def _text_date(parser: LexborHTMLParser) -> date | None:
     return None
 
 
+HTMLDATE_MAX_CHARS = 100_000
+
+
 def _htmldate_fallback(html: str | bytes) -> date | None:
     """htmldate's extensive text heuristics, only for pages none of the cheap sources could date
     (measured: it finds a correct date for some of them; see docs/EXTRACTION.md)."""
+    if len(html) > HTMLDATE_MAX_CHARS:
+        # htmldate's text scan has pathological cases on long pages (seconds on the Python docs'
+        # re.html); past this size a page goes undated rather than stalling a request.
+        return None
     try:
         from htmldate import find_date
     except ImportError:  # optional at run time

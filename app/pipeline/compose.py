@@ -94,6 +94,8 @@ def compose_extractive(question: str, evidence: list[Evidence], conflicts: list[
     df: Counter = Counter()
     per_sentence = []
     for ev in evidence:
+        if ev.kind != "prose":
+            continue
         for pos, sentence in enumerate(split_sentences(ev.text)):
             st = set(terms(sentence))
             if len(sentence) < 25 or len(sentence) > 600 or not st & q:
@@ -117,7 +119,7 @@ def compose_extractive(question: str, evidence: list[Evidence], conflicts: list[
     for score, _, sentence, ev in candidates:
         if len(chosen) >= limit:
             break
-        if any(s == sentence for s, _ in chosen) or score <= 0:
+        if any(sentence in s for s, _ in chosen) or score <= 0:
             continue
         chosen.append((sentence, ev))
     if not chosen:

@@ -12,6 +12,9 @@ from app.text import split_sentences, terms
 MIN_CHARS, MAX_CHARS = 200, 1500
 
 
+MAX_DOC_CHARS = 150_000  # bound CPU on huge pages: what answers a question sits near the top
+
+
 @dataclass(slots=True)
 class Passage:
     doc: Document
@@ -20,12 +23,14 @@ class Passage:
     index: int
     terms: list[str] = field(default_factory=list)
     score: float = 0.0
+    kind: str = "prose"  # "prose" | "code": code is evidence for a model, never quoted as a sentence
 
 
 def split_passages(doc: Document) -> list[Passage]:
     out: list[Passage] = []
     heading = ""
     buf: list[str] = []
+    seen = 0
 
     def flush() -> None:
         if buf:
@@ -35,9 +40,16 @@ def split_passages(doc: Document) -> list[Passage]:
             buf.clear()
 
     for block in doc.blocks:
+        seen += len(block.text)
+        if seen > MAX_DOC_CHARS:
+            break
         if block.kind == "heading":
             flush()
-            heading = block.text
+            heading = block.text.rstrip("¶# ").strip()
+            continue
+        if block.kind == "pre":
+            flush()
+            out.append(Passage(doc, heading, block.text[:MAX_CHARS], len(out), kind="code"))
             continue
         pieces = [block.text] if len(block.text) <= MAX_CHARS else _split_long(block.text)
         for piece in pieces:
@@ -50,7 +62,7 @@ def split_passages(doc: Document) -> list[Passage]:
     # Fold a too-short tail into its predecessor under the same heading.
     merged: list[Passage] = []
     for p in out:
-        if merged and len(p.text) < MIN_CHARS and merged[-1].heading == p.heading \
+        if merged and len(p.text) < MIN_CHARS and merged[-1].heading == p.heading and p.kind == merged[-1].kind \
                 and len(merged[-1].text) + len(p.text) <= MAX_CHARS:
             merged[-1].text += "\n" + p.text
         else:

@@ -187,6 +187,7 @@ class Evidence:
     tokens: int
     also_reported_by: list[str] = field(default_factory=list)
     section: str = ""  # the heading the passage sits under
+    kind: str = "prose"  # "prose" | "code"
 
 
 @dataclass(slots=True)

@@ -79,6 +79,7 @@ class WebServer(ThreadedUvicorn):
     def site(self, name: str | None = None) -> Site:
         """The site called `name` (created on first use on the next free loopback address);
         no name = a new anonymous site known by its address."""
+        name = name.lower() if name else None  # Host headers are matched case-insensitively
         with self._lock:
             if name is not None and name in self._by_name:
                 return self._by_name[name]

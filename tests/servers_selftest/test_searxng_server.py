@@ -64,6 +64,8 @@ async def test_post_form_default_function_and_paging(searxng):
     assert exact_p2["results"] == []  # scripted lists are page 1 only
     assert searxng.requests.all()[0].method == "POST"
     assert searxng.queries() == ["other", "exact"]
+    assert len(searxng.requests.wait_for(2, timeout_s=0.1)) == 2
+    assert searxng.requests.wait_for(1, timeout_s=0.05, where=lambda r: r.query == "none") == []
 
 
 async def test_unscripted_query_is_empty_not_an_error(searxng):

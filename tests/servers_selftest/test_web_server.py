@@ -14,7 +14,7 @@ from tests.servers import CANARY, add_near_duplicates_across
 async def test_sites_are_distinct_hosts_on_one_port(web):
     a, b = web.site("news-a.test"), web.site("blog-b.test")
     assert a.ip != b.ip and a.port == b.port == web.port
-    assert web.site("news-a.test") is a
+    assert web.site("News-A.test") is a
     a.add_page("/x", "<p>site A</p>")
     b.add_page("/x", "<p>site B</p>")
     web.add_page("/x", "<p>default site</p>")

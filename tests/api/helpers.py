@@ -1,0 +1,46 @@
+"""Shared builders for the HTTP-level tests."""
+from __future__ import annotations
+
+import json
+from datetime import date, timedelta
+
+from tests.servers.searxng import searx_result
+
+TODAY = date.today()
+ACME = [
+    "Acme Cloud raised the price of its Pro plan to $30 per month on November 3, the company said in its announcement.",
+    "The Pro plan includes unlimited projects, priority support and single sign-on for every team member.",
+    "Acme Cloud said existing customers keep their current price until their next renewal date.",
+]
+
+
+def chat(question: str, **grounding) -> dict:
+    body = {"model": "grounded-answer", "messages": [{"role": "user", "content": question}]}
+    if grounding:
+        body["grounding"] = grounding
+    return body
+
+
+def planner_or(composer):
+    """An LLM script: planner calls get JSON queries, composer calls get `composer(body)`."""
+
+    def reply(body: dict):
+        system = body["messages"][0]["content"] if body["messages"][0]["role"] == "system" else ""
+        if "You plan web searches" in system:
+            question = body["messages"][-1]["content"]
+            return json.dumps({"needs_search": True, "queries": [question, question + " details"], "freshness_days": 365})
+        return composer(body) if callable(composer) else composer
+
+    return reply
+
+
+def publish_acme(web, searxng, *, sites=("news-a.test", "blog-b.test"), paragraphs=ACME, published=None):
+    """The same story on several publishers (distinct text per site), answered by searxng for any query."""
+    urls = []
+    for i, name in enumerate(sites):
+        site = web.site(name)
+        paras = [p.replace("the company said", f"reported {name}") for p in paragraphs]
+        urls.append(site.add_article(f"/acme-{i}", f"Acme Cloud Pro price ({name})", paras,
+                                     published=published or (TODAY - timedelta(days=2))))
+    searxng.set_default([searx_result(u, f"Acme Cloud Pro price {i}", "Acme Cloud Pro plan price") for i, u in enumerate(urls)])
+    return urls
