@@ -1,10 +1,16 @@
-"""Prometheus metrics: prefixed module constants, bounded label values only."""
+"""Prometheus metrics: prefixed module constants, bounded label values only.
+
+Works unchanged with several uvicorn workers: when PROMETHEUS_MULTIPROC_DIR is set (read by
+prometheus_client itself, before this module is imported) every value lives in a per-process mmap
+file and app/metrics_export.py sums them at scrape time. Gauges therefore say how to combine workers.
+"""
 from __future__ import annotations
 
 from prometheus_client import Counter, Gauge, Histogram
 
 PREFIX = "grounded_"
 
+# --- answers (app/api/serving.py, app/pipeline/*)
 REQUESTS = Counter(PREFIX + "requests_total", "Answer requests", ["route", "status", "grounding_status"])
 ABSTENTIONS = Counter(PREFIX + "abstentions_total", "Abstentions by reason", ["reason"])
 STAGE_SECONDS = Histogram(
@@ -15,10 +21,21 @@ UPSTREAM_CALLS = Counter(PREFIX + "upstream_calls_total", "Calls to upstream pro
 FETCHES = Counter(PREFIX + "fetches_total", "Page fetch outcomes", ["reason"])
 CACHE_LOOKUPS = Counter(PREFIX + "cache_lookups_total", "Cache lookups", ["layer", "result"])
 CACHE_ERRORS = Counter(PREFIX + "cache_errors_total", "Cache backend failures", ["layer"])
-REDIS_UP = Gauge(PREFIX + "redis_up", "1 when the last Redis call succeeded")
+# Last write wins across workers: each one sets it on every Redis call it makes.
+REDIS_UP = Gauge(PREFIX + "redis_up", "1 when the last Redis call succeeded", multiprocess_mode="mostrecent")
 TOKENS = Counter(PREFIX + "tokens_total", "Tokens by model and kind", ["model", "kind"])
 COST_USD = Counter(PREFIX + "cost_usd_total", "Spend in USD by kind", ["kind"])
 CITATIONS_DROPPED = Counter(PREFIX + "citations_dropped_total", "Citations removed in code", ["reason"])
 UNSUPPORTED_SENTENCES = Counter(PREFIX + "unsupported_sentences_total", "Sentences failing verification", ["action"])
-IN_FLIGHT = Gauge(PREFIX + "requests_in_flight", "Requests being answered")
+# Summed over live workers only: a dead worker's requests are no longer in flight.
+IN_FLIGHT = Gauge(PREFIX + "requests_in_flight", "Requests being answered", multiprocess_mode="livesum")
 ROUTING_FAULTS = Counter(PREFIX + "routing_faults_total", "Planner asked for search but gave no usable query")
+
+# --- HTTP, every route (app/metrics_export.py HttpMetricsMiddleware). `route` is the route
+# template (e.g. /v1/traces/{trace_id}) or "unmatched": never the raw path.
+HTTP_REQUESTS = Counter(PREFIX + "http_requests_total", "HTTP requests by route template, method and status class",
+                        ["route", "method", "status_class"])
+REQUEST_SECONDS = Histogram(
+    PREFIX + "request_duration_seconds", "HTTP request latency, until the last body byte is sent", ["route"],
+    buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 8, 12, 16, 20, 30, 60),
+)

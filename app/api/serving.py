@@ -81,7 +81,8 @@ def build_body(result: PipelineResult, model: str, request_id: str) -> dict:
     ctx = result.ctx
     content = result.content
     annotations = []
-    for claim in result.claims:
+    # An abstention's content is the non-answer: its draft's claims stay in grounding, unannotated.
+    for claim in (result.claims if result.abstention is None else []):
         for n in claim.markers:
             ev: Evidence = result.cited[n - 1]
             annotations.append({"type": "url_citation", "url_citation": {

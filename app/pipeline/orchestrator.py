@@ -22,7 +22,9 @@ async def run_pipeline(turns: list[tuple[str, str]], ctx: RunContext, state: Ser
     question = turns[-1][1] if turns[-1][0] == "user" else next(t for r, t in reversed(turns) if r == "user")
 
     with ctx.stage("route"):
-        given = max(0, len(question) - 120) + sum(len(t) for r, t in turns[:-1] if r in ("user", "system", "developer"))
+        # Text the user supplied to work on: what follows the instruction ("Translate this: …") plus earlier turns.
+        instruction, _, payload = question.partition(":") if ":" in question[:200] else question.partition("\n")
+        given = len(payload.strip()) + sum(len(t) for r, t in turns[:-1] if r in ("user", "system", "developer"))
         decision = route.route_request(question, opts.mode, given_text_chars=given, llm_available=state.llm is not None)
     if not decision.needs_search:
         return await _ungrounded(turns, decision, ctx, state)
