@@ -39,3 +39,6 @@ REQUEST_SECONDS = Histogram(
     PREFIX + "request_duration_seconds", "HTTP request latency, until the last body byte is sent", ["route"],
     buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 8, 12, 16, 20, 30, 60),
 )
+
+# --- spend by model (app/pipeline/context.py Cost.add_tokens, next to COST_USD kind="llm")
+LLM_COST_USD = Counter(PREFIX + "llm_cost_usd_total", "LLM spend in USD by model", ["model"])

@@ -108,6 +108,10 @@ class Settings(BaseSettings):
     ttl_docs_s: int = 86400      # anything longer
     trace_ttl_s: int = 3600
 
+    def page_ttl(self, freshness_days: int | None) -> int:
+        """How long a fetched page is served without revalidation: the same freshness classes."""
+        return self.search_cache_ttl(freshness_days)
+
     def search_cache_ttl(self, freshness_days: int | None) -> int:
         if freshness_days is not None and freshness_days <= 2:
             return self.ttl_live_s

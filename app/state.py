@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
+from app.pipeline.singleflight import SingleFlight
 from app.providers.cache.base import Cache, build_cache
 from app.providers.llm.base import ChatModel, build_chat_model
 from app.providers.search.base import SearchProvider, build_search_provider
@@ -22,6 +23,9 @@ def load_builtin_providers() -> None:
     import app.providers.llm.openai_compat  # noqa: F401
     import app.providers.search.local_corpus  # noqa: F401
     import app.providers.search.searxng  # noqa: F401
+    import app.providers.search.brave  # noqa: F401
+    import app.providers.search.serper  # noqa: F401
+    import app.providers.search.tavily  # noqa: F401
 
 
 @dataclass
@@ -33,6 +37,7 @@ class ServiceState:
     cache: Cache
     tokens: TokenCounter
     llm: ChatModel | None = None
+    flights: SingleFlight = field(default_factory=SingleFlight)
     extra: dict = field(default_factory=dict)
 
     @classmethod

@@ -12,7 +12,9 @@ import orjson
 from app import metrics
 from app.api.protocol import IGNORABLE_PARAMS, ChatCompletionRequest
 from app.pipeline.context import Options
+from app.pipeline import answer_cache
 from app.pipeline.orchestrator import new_context, run_pipeline
+from app.pipeline.plan import default_freshness
 from app.pipeline.result import PipelineResult
 from app.pipeline.types import Claim, Evidence
 from app.state import ServiceState
@@ -40,17 +42,24 @@ async def serve_chat(req: ChatCompletionRequest, state: ServiceState, request_id
     ctx = new_context(request_id, options, settings, state.tokens)
     ctx.ignored_params = sorted(set(req.ignored_extras()) | {p for p in IGNORABLE_PARAMS if p in (req.model_extra or {})})
     turns = [(m.role, m.text()) for m in req.messages if m.role in ("user", "assistant", "system", "developer")]
+    model = req.model or settings.public_model_name
+
+    async def answer() -> tuple[dict, dict[str, str]]:
+        result = await run_pipeline(turns, ctx, state)
+        if result.composer.startswith("extractive"):
+            ctx.ignored_params = sorted(set(ctx.ignored_params) | {p for p in SAMPLING_PARAMS if getattr(req, p) is not None})
+        body = build_body(result, model, request_id)
+        await state.cache.set(f"trace:{request_id}", orjson.dumps(build_trace(result, body)), settings.trace_ttl_s)
+        return body, _versions(result)
+
     metrics.IN_FLIGHT.inc()
     try:
-        result = await run_pipeline(turns, ctx, state)
+        body = await _answer_with_cache(answer, turns, ctx, state, request_id)
     finally:
         metrics.IN_FLIGHT.dec()
-    if result.composer.startswith("extractive"):
-        ctx.ignored_params = sorted(set(ctx.ignored_params) | {p for p in SAMPLING_PARAMS if getattr(req, p) is not None})
-    body = build_body(result, req.model or settings.public_model_name, request_id)
-    headers = grounding_headers(result, request_id)
-    metrics.REQUESTS.labels(route=route, status="200", grounding_status=result.status.value).inc()
-    await state.cache.set(f"trace:{request_id}", orjson.dumps(build_trace(result, body)), settings.trace_ttl_s)
+    body["model"] = model
+    headers = headers_for(body, request_id)
+    metrics.REQUESTS.labels(route=route, status="200", grounding_status=body["grounding"]["status"]).inc()
     if req.stream:
         include_usage = bool((req.stream_options or {}).get("include_usage"))
         return CompletionStream(stream_chunks(body, include_usage), headers)
@@ -121,7 +130,7 @@ def build_body(result: PipelineResult, model: str, request_id: str) -> dict:
             "fetches": [{"url": p.requested_url, "final_url": p.url, "outcome": p.reason.value, "status": p.status}
                         for p in result.pages],
             "cost": ctx.cost.as_dict(),
-            "cache": ctx.cache,
+            "cache": dict(ctx.cache),
             "timings_ms": {**ctx.timings_ms, "total": round((time.monotonic() - ctx.started) * 1000, 3)},
             "ignored_params": ctx.ignored_params,
             "request_id": request_id,
@@ -129,18 +138,59 @@ def build_body(result: PipelineResult, model: str, request_id: str) -> dict:
     }
 
 
-def grounding_headers(result: PipelineResult, request_id: str) -> dict[str, str]:
-    cost = result.ctx.cost
-    cache = result.ctx.cache
+async def _answer_with_cache(answer, turns, ctx, state: ServiceState, request_id: str) -> dict:
+    """Serve from the answer cache when the freshness class allows and the evidence is unchanged;
+    concurrent identical questions run the pipeline once."""
+    opts, settings = ctx.options, state.settings
+    window = opts.freshness_days or default_freshness(turns[-1][1], settings.default_freshness_days)
+    if opts.cache == "bypass" or not answer_cache.cacheable(window):
+        body, _ = await answer()
+        return body
+    key = answer_cache.answer_key(turns, opts, settings)
+    created = int(time.time())
+    if opts.cache == "use" and (raw := await state.cache.get(key)):
+        entry = answer_cache.decode_answer(raw)
+        if entry and await answer_cache.still_valid(entry[1], state.cache):
+            metrics.CACHE_LOOKUPS.labels(layer="answer", result="hit").inc()
+            await _link_trace(entry[0]["grounding"]["request_id"], request_id, state)
+            return answer_cache.restamp(entry[0], request_id=request_id, created=created, how="hit")
+    (body, versions), how = await state.flights.cached(
+        key, state.cache, layer="answer", compute=answer, read=False, wait_s=ctx.remaining(),
+        encode=lambda v: answer_cache.encode_answer(*v) if v[0]["grounding"]["status"] == "grounded" else None,
+        decode=answer_cache.decode_answer, ttl_s=settings.search_cache_ttl(window))
+    if how == "coalesced":
+        await _link_trace(body["grounding"]["request_id"], request_id, state)
+        return answer_cache.restamp(body, request_id=request_id, created=created, how="coalesced")
+    body["grounding"]["cache"]["answer"] = "miss"
+    return body
+
+
+async def _link_trace(original_id: str, request_id: str, state: ServiceState) -> None:
+    """A cached answer's trace is the trace of the run that produced it, marked as such."""
+    raw = await state.cache.get(f"trace:{original_id}")
+    trace = orjson.loads(raw) if raw else {}
+    trace.update({"request_id": request_id, "served_from": "answer_cache", "original_request_id": original_id})
+    await state.cache.set(f"trace:{request_id}", orjson.dumps(trace), state.settings.trace_ttl_s)
+
+
+def _versions(result: PipelineResult) -> dict[str, str]:
+    """Content hashes of the fetched (cacheable) pages the evidence came from."""
+    fetched = {p.url for p in result.pages if p.reason.value in ("ok", "not_modified", "cached")}
+    return {d_url: h for d_url, h in result.evidence_versions.items() if d_url in fetched}
+
+
+def headers_for(body: dict, request_id: str) -> dict[str, str]:
+    g = body["grounding"]
+    cost = g["cost"]
     return {
         "X-Request-Id": request_id,
-        "X-Grounding-Status": result.status.value,
-        "X-Grounding-Cost-USD": f"{cost.usd:.6f}",
-        "X-Grounding-Prompt-Tokens": str(cost.prompt_tokens),
-        "X-Grounding-Completion-Tokens": str(cost.completion_tokens),
-        "X-Grounding-Searches": str(cost.search_calls),
-        "X-Grounding-Fetches": str(cost.fetches),
-        "X-Grounding-Cache": ",".join(f"{k}={v}" for k, v in sorted(cache.items())) or "none",
+        "X-Grounding-Status": g["status"],
+        "X-Grounding-Cost-USD": f"{cost['usd']:.6f}",
+        "X-Grounding-Prompt-Tokens": str(cost["prompt_tokens"]),
+        "X-Grounding-Completion-Tokens": str(cost["completion_tokens"]),
+        "X-Grounding-Searches": str(cost["search_calls"]),
+        "X-Grounding-Fetches": str(cost["fetches"]),
+        "X-Grounding-Cache": ",".join(f"{k}={v}" for k, v in sorted(g["cache"].items())) or "none",
     }
 
 

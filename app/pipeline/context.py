@@ -121,6 +121,12 @@ class RunContext:
     ignored_params: list[str] = field(default_factory=list)
     trace: dict = field(default_factory=dict)
     tokens: object | None = None  # app.tokens.TokenCounter; counts when upstream sends no usage
+    budget_hits: list[str] = field(default_factory=list)  # which budget stopped work: max_searches, …
+
+    def note_cache(self, layer: str, outcome: str) -> None:
+        """Per-layer summary for the response: hit, miss, coalesced, revalidated, or partial."""
+        prev = self.cache.get(layer)
+        self.cache[layer] = outcome if prev in (None, outcome) else "partial"
 
     def charge_llm(self, stage: str, completion, messages: list[dict]) -> None:
         """Book a model call: upstream usage when present, else counted with tiktoken."""

@@ -1,13 +1,9 @@
 """Extract: main text blocks and publication dates of each fetched page, as Documents."""
 from __future__ import annotations
 
-import asyncio
-
-from app import metrics
 from app.extract.dates import find_page_dates
 from app.extract.html import extract_html
 from app.extract.text_clean import content_hash
-from app.pipeline.context import RunContext
 from app.pipeline.types import Document, FetchedPage, FetchReason, PageDates, SearchHit, TextBlock
 from app.urls import registrable_domain
 
@@ -51,26 +47,12 @@ def _extract_one(page: FetchedPage, hit: SearchHit | None, rank: int) -> Documen
     )
 
 
-def _extract_all(pages: list[FetchedPage], hits: dict[str, SearchHit], ranks: dict[str, int]) -> list[Document]:
-    docs = []
-    for page in pages:
-        if not page.ok:
-            continue
-        hit = hits.get(page.requested_url)
-        try:
-            doc = _extract_one(page, hit, ranks.get(page.requested_url, 99))
-        except Exception:  # a page that breaks the parser is a lost page, not a failed request
-            doc = None
-        if doc is None:
-            page.reason = FetchReason.empty_extraction
-            metrics.FETCHES.labels(reason=FetchReason.empty_extraction.value).inc()
-            continue
-        docs.append(doc)
-    return docs
-
-
-async def extract_documents(pages: list[FetchedPage], candidates: list[SearchHit], ctx: RunContext) -> list[Document]:
-    hits = {h.url: h for h in candidates}
-    ranks = {h.url: i for i, h in enumerate(candidates)}
-    # CPU-bound parsing runs off the event loop so other requests keep moving.
-    return await asyncio.to_thread(_extract_all, pages, hits, ranks)
+def extract_page(page: FetchedPage, hit: SearchHit | None, rank: int) -> Document | None:
+    """Extract one fetched page; None (and the page marked empty_extraction) when nothing usable."""
+    try:
+        doc = _extract_one(page, hit, rank)
+    except Exception:  # a page that breaks the parser is a lost page, not a failed request
+        doc = None
+    if doc is None:
+        page.reason = FetchReason.empty_extraction
+    return doc

@@ -1,32 +1,135 @@
-"""Fetch: the top candidates by the project's ranking, concurrently, within the request deadline.
-Pages a provider already holds (local corpus, raw_content) cost no network."""
+"""Fetch: the top candidates by the project's ranking, concurrently, within the request deadline,
+each page extracted as soon as it arrives (pipelined, off the event loop).
+
+Pages a provider already holds (local corpus, raw_content) cost no network. Fetched pages go
+through the page cache: fresh entries are served, stale ones revalidated (304 = no download, no
+re-extraction), and concurrent identical misses are fetched once (single flight).
+"""
 from __future__ import annotations
 
 import asyncio
+import time
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
 from app import metrics
 from app.pipeline.context import RunContext
-from app.pipeline.types import FetchedPage, FetchReason, SearchHit
+from app.pipeline.extract import extract_page
+from app.pipeline.page_cache import PageEntry, decode_entry, encode_entry, page_key
+from app.pipeline.types import Document, FetchedPage, FetchReason, SearchHit
 
 
-async def fetch_pages(candidates: list[SearchHit], fetcher, ctx: RunContext) -> list[FetchedPage]:
+@dataclass(slots=True)
+class Retrieval:
+    pages: list[FetchedPage]
+    documents: list[Document]
+
+
+async def fetch_documents(candidates: list[SearchHit], ctx: RunContext, *, fetcher, cache=None,
+                          flights=None) -> Retrieval:
     chosen = candidates[: ctx.options.max_fetches]
-
-    async def one(hit: SearchHit) -> FetchedPage:
-        if hit.raw_content is not None:
-            return FetchedPage(url=hit.url, requested_url=hit.url, reason=FetchReason.from_provider, status=200,
-                               content_type=hit.raw_content_type, body=hit.raw_content.encode("utf-8"),
-                               fetched_at=datetime.now(timezone.utc))
-        ctx.cost.fetches += 1
-        ctx.cost.usd += ctx.settings.fetch_price
-        try:
-            return await fetcher.fetch(hit.url, deadline_s=ctx.remaining())
-        except Exception as exc:  # the fetcher never should raise; if it does, the page is lost, not the request
-            return FetchedPage(url=hit.url, requested_url=hit.url, reason=FetchReason.network_error,
-                               detail=type(exc).__name__)
-
-    pages = await asyncio.gather(*(one(h) for h in chosen))
-    for page in pages:
+    results = await asyncio.gather(*(_load(hit, rank, ctx, fetcher, cache, flights) for rank, hit in enumerate(chosen)))
+    pages, docs = [], []
+    for page, doc in results:
+        pages.append(page)
         metrics.FETCHES.labels(reason=page.reason.value).inc()
-    return list(pages)
+        if doc is not None:
+            docs.append(doc)
+    return Retrieval(pages, docs)
+
+
+async def _extract(page: FetchedPage, hit: SearchHit, rank: int, ctx: RunContext) -> Document | None:
+    t0 = time.perf_counter()
+    doc = await asyncio.to_thread(extract_page, page, hit, rank)
+    ctx.timings_ms["extract"] = round(ctx.timings_ms.get("extract", 0.0) + (time.perf_counter() - t0) * 1000, 3)
+    return doc
+
+
+async def _load(hit: SearchHit, rank: int, ctx: RunContext, fetcher, cache, flights) -> tuple[FetchedPage, Document | None]:
+    if hit.raw_content is not None:
+        page = FetchedPage(url=hit.url, requested_url=hit.url, reason=FetchReason.from_provider, status=200,
+                           content_type=hit.raw_content_type, body=hit.raw_content.encode("utf-8"),
+                           fetched_at=datetime.now(timezone.utc))
+        return page, await _extract(page, hit, rank, ctx)
+    policy = ctx.options.cache
+    if cache is None or policy == "bypass":
+        return await _fetch_and_extract(hit, rank, ctx, fetcher)
+    key = page_key(hit.url)
+    entry = decode_entry(raw) if policy == "use" and (raw := await cache.get(key)) else None
+    if entry is not None and entry.fresh:
+        ctx.note_cache("page", "hit")
+        metrics.CACHE_LOOKUPS.labels(layer="page", result="hit").inc()
+        return _cached_page(hit, entry, FetchReason.cached), _for_request(entry.doc, hit, rank)
+    if entry is not None:
+        page = await _fetch(hit, ctx, fetcher, etag=entry.etag, last_modified=entry.last_modified)
+        if page.reason is FetchReason.not_modified:
+            ctx.note_cache("page", "revalidated")
+            metrics.CACHE_LOOKUPS.labels(layer="page", result="revalidated").inc()
+            entry.fresh_until = time.time() + ctx.settings.page_ttl(ctx.options.freshness_days)
+            await cache.set(key, encode_entry(entry) or b"", _ttl(entry))
+            return page, _for_request(entry.doc, hit, rank)
+        doc = await _extract(page, hit, rank, ctx) if page.ok else None
+        await _store(cache, key, page, doc, ctx)
+        ctx.note_cache("page", "miss")
+        return page, doc
+
+    async def compute() -> tuple[FetchedPage, Document | None, bytes | None]:
+        page, doc = await _fetch_and_extract(hit, rank, ctx, fetcher)
+        return page, doc, _entry_bytes(page, doc, ctx)
+
+    (page, doc, _), how = await flights.cached(
+        key, cache, layer="page", compute=compute, encode=lambda v: v[2], ttl_s=int(REVALIDATE_TTL),
+        decode=lambda raw: _from_entry(decode_entry(raw), hit), read=False, wait_s=ctx.remaining())
+    ctx.note_cache("page", how)
+    return page, (_for_request(doc, hit, rank) if doc is not None else None)
+
+
+REVALIDATE_TTL = 7 * 86400
+
+
+def _ttl(entry: PageEntry) -> int:
+    return int(max(60, entry.fresh_until - time.time()) + REVALIDATE_TTL)
+
+
+async def _fetch(hit: SearchHit, ctx: RunContext, fetcher, **validators) -> FetchedPage:
+    ctx.cost.fetches += 1
+    ctx.cost.usd += ctx.settings.fetch_price
+    try:
+        return await fetcher.fetch(hit.url, deadline_s=ctx.remaining(), **validators)
+    except Exception as exc:  # the fetcher should never raise; if it does, the page is lost, not the request
+        return FetchedPage(url=hit.url, requested_url=hit.url, reason=FetchReason.network_error, detail=type(exc).__name__)
+
+
+async def _fetch_and_extract(hit, rank, ctx, fetcher) -> tuple[FetchedPage, Document | None]:
+    page = await _fetch(hit, ctx, fetcher)
+    return page, (await _extract(page, hit, rank, ctx) if page.ok else None)
+
+
+def _entry_bytes(page: FetchedPage, doc: Document | None, ctx: RunContext) -> bytes | None:
+    if doc is None or page.reason is not FetchReason.ok:
+        return None  # failures are not cached: the next request tries again
+    entry = PageEntry(doc, page.headers.get("etag"), page.headers.get("last-modified"),
+                      time.time() + ctx.settings.page_ttl(ctx.options.freshness_days))
+    return encode_entry(entry)
+
+
+async def _store(cache, key: str, page: FetchedPage, doc: Document | None, ctx: RunContext) -> None:
+    raw = _entry_bytes(page, doc, ctx)
+    if raw is not None:
+        await cache.set(key, raw, int(ctx.settings.page_ttl(ctx.options.freshness_days) + REVALIDATE_TTL))
+
+
+def _from_entry(entry: PageEntry | None, hit: SearchHit):
+    if entry is None:
+        return None
+    return _cached_page(hit, entry, FetchReason.cached), entry.doc, None
+
+
+def _cached_page(hit: SearchHit, entry: PageEntry, reason: FetchReason) -> FetchedPage:
+    return FetchedPage(url=entry.doc.url, requested_url=hit.url, reason=reason, status=200,
+                       fetched_at=entry.doc.fetched_at)
+
+
+def _for_request(doc: Document, hit: SearchHit, rank: int) -> Document:
+    """A cached document carries this request's rank and primary flag, not the one it was cached with."""
+    return replace(doc, rank=rank, primary=hit.primary)

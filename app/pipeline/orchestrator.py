@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 
 from app import metrics
 from app.errors import UpstreamError
-from app.pipeline import cite, compose, conflicts as conflict_stage, extract, fetch, gate, plan, route, search
+from app.pipeline import cite, compose, conflicts as conflict_stage, fetch, gate, plan, route, search
 from app.pipeline import select, verify
 from app.pipeline.context import RunContext
 from app.pipeline.result import Abstention, PipelineResult
@@ -43,12 +43,14 @@ async def run_pipeline(turns: list[tuple[str, str]], ctx: RunContext, state: Ser
 
     with ctx.stage("search"):
         result.search = await search.search_all(the_plan.queries, state.search, ctx, question=standalone,
-                                                freshness_days=the_plan.freshness_days, cache=state.cache)
+                                                freshness_days=the_plan.freshness_days, cache=state.cache,
+                                                flights=state.flights)
     candidates = result.search.candidates
-    with ctx.stage("fetch"):
-        result.pages = await fetch.fetch_pages(candidates, state.fetcher, ctx)
-    with ctx.stage("extract"):
-        docs = await extract.extract_documents(result.pages, candidates, ctx)
+    with ctx.stage("fetch"):  # extraction is pipelined per page; its own time is timings_ms.extract
+        retrieval = await fetch.fetch_documents(candidates, ctx, fetcher=state.fetcher, cache=state.cache,
+                                                flights=state.flights)
+    result.pages, docs = retrieval.pages, retrieval.documents
+    result.evidence_versions = {d.url: d.content_hash for d in docs}
     with ctx.stage("select"):
         result.selection = select.select_evidence(docs, standalone, the_plan.freshness_days, ctx)
         result.evidence = result.selection.evidence

@@ -54,3 +54,4 @@ class PipelineResult:
     abstention: Abstention | None = None
     groundedness: float | None = None
     finish_reason: str = "stop"
+    evidence_versions: dict[str, str] = field(default_factory=dict)  # page url -> content hash

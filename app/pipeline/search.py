@@ -22,45 +22,71 @@ RRF_K = 10  # reciprocal-rank fusion constant: small k trusts the engines' top r
 
 
 async def search_all(queries: list[str], providers: list[SearchProvider], ctx: RunContext, *,
-                     question: str, freshness_days: int, cache=None) -> SearchOutcome:
+                     question: str, freshness_days: int, cache=None, flights=None) -> SearchOutcome:
     opts = ctx.options
     sq = [SearchQuery(text=q, count=opts.max_results, include_domains=opts.include_domains,
                       exclude_domains=opts.exclude_domains, freshness_days=freshness_days) for q in queries]
-    if opts.max_searches is not None:
-        sq = sq[: max(0, opts.max_searches)]
     outcome = SearchOutcome(candidates=[], results=[])
-    answers = await asyncio.gather(*(_search_chain(q, providers, ctx, outcome, cache) for q in sq))
+    answers = await asyncio.gather(*(_search_chain(q, providers, ctx, outcome, cache, flights) for q in sq))
     outcome.results = [r for r in answers if r is not None]
-    outcome.candidates = _merge(outcome.results, question, opts, outcome.filtered)
+    outcome.candidates = _merge(outcome.results, question, opts, outcome.filtered)[: ctx.settings.search_candidates]
     return outcome
 
 
+class _OverBudget(Exception):
+    def __init__(self, which: str):
+        super().__init__(which)
+        self.which = which
+
+
+def _budget_allows(ctx: RunContext, provider: str) -> str | None:
+    """Why another upstream search call would break the request's budget, if it would."""
+    opts = ctx.options
+    if opts.max_searches is not None and ctx.cost.search_calls >= opts.max_searches:
+        return "max_searches"
+    price = ctx.settings.search_prices.get(provider, 0.0)
+    if opts.max_cost_usd is not None and ctx.cost.usd + price > opts.max_cost_usd:
+        return "max_cost_usd"
+    if ctx.expired():
+        return "deadline"
+    return None
+
+
 async def _search_chain(query: SearchQuery, providers: list[SearchProvider], ctx: RunContext,
-                        outcome: SearchOutcome, cache) -> SearchResult | None:
+                        outcome: SearchOutcome, cache, flights) -> SearchResult | None:
     """Try providers in order: the next one when one fails or finds nothing."""
     last: SearchResult | None = None
     for provider in providers:
-        if ctx.expired():
-            break
-        key = _cache_key(provider.name, query)
-        if cache is not None and ctx.options.cache == "use":
-            raw = await cache.get(key)
-            metrics.CACHE_LOOKUPS.labels(layer="search", result="hit" if raw else "miss").inc()
-            if raw:
-                ctx.cache["search"] = "hit" if ctx.cache.get("search") in (None, "hit") else "partial"
-                result = _decode(raw)
-                if result.hits:
-                    return result
-        if ctx.options.max_cost_usd is not None and ctx.cost.usd + ctx.settings.search_prices.get(provider.name, 0.0) > ctx.options.max_cost_usd:
-            outcome.errors.append(f"{provider.name}: budget")
-            break
         t0 = time.perf_counter()
+        paid = False
+
+        async def call(provider=provider) -> SearchResult:
+            nonlocal paid
+            # Checked and booked with no await in between, so concurrent queries cannot overrun.
+            over = _budget_allows(ctx, provider.name)
+            if over:
+                raise _OverBudget(over)
+            paid = True
+            ctx.cost.add_search(ctx.settings.search_prices.get(provider.name, 0.0))
+            return await provider.search(query, timeout=min(ctx.settings.search_timeout_s, ctx.remaining()))
+
         try:
-            result = await provider.search(query, timeout=min(ctx.settings.search_timeout_s, ctx.remaining()))
+            if cache is None or flights is None or ctx.options.cache == "bypass":
+                result, how = await call(), "miss"
+            else:
+                result, how = await flights.cached(
+                    _cache_key(provider.name, query), cache, layer="search", compute=call,
+                    encode=lambda r: _encode(r) if r.hits else None, decode=_decode,
+                    ttl_s=ctx.settings.search_cache_ttl(query.freshness_days), read=ctx.options.cache == "use",
+                    wait_s=ctx.remaining())
+            ctx.note_cache("search", how)
+        except _OverBudget as exc:
+            outcome.errors.append(f"{provider.name}: budget ({exc.which})")
+            ctx.budget_hits.append(exc.which)
+            break
         except ProviderTechnicalError as exc:
             outcome.errors.append(f"{provider.name}: {exc.message}")
             metrics.UPSTREAM_CALLS.labels(kind="search", provider=provider.name, outcome="error").inc()
-            ctx.cost.add_search(ctx.settings.search_prices.get(provider.name, 0.0))
             continue
         except ProviderLogicalError as exc:
             outcome.errors.append(f"{provider.name}: {exc.message}")
@@ -70,12 +96,9 @@ async def _search_chain(query: SearchQuery, providers: list[SearchProvider], ctx
             log.exception("search provider %s crashed", provider.name)
             outcome.errors.append(f"{provider.name}: {type(exc).__name__}")
             continue
-        result.elapsed_ms = (time.perf_counter() - t0) * 1000
-        ctx.cost.add_search(ctx.settings.search_prices.get(provider.name, 0.0))
-        metrics.UPSTREAM_CALLS.labels(kind="search", provider=provider.name, outcome="ok").inc()
-        if cache is not None and ctx.options.cache != "bypass" and result.hits:
-            await cache.set(key, _encode(result), ctx.settings.search_cache_ttl(query.freshness_days))
-            ctx.cache.setdefault("search", "miss")
+        if paid:
+            result.elapsed_ms = (time.perf_counter() - t0) * 1000
+            metrics.UPSTREAM_CALLS.labels(kind="search", provider=provider.name, outcome="ok").inc()
         last = result
         if result.hits:
             return result

@@ -38,6 +38,7 @@ class FetchReason(str, enum.Enum):
 
     ok = "ok"
     not_modified = "not_modified"
+    cached = "cached"
     from_provider = "from_provider"
     robots = "robots"
     blocked_address = "blocked_address"
@@ -130,7 +131,7 @@ class FetchedPage:
 
     @property
     def ok(self) -> bool:
-        return self.reason in (FetchReason.ok, FetchReason.from_provider, FetchReason.not_modified)
+        return self.reason in (FetchReason.ok, FetchReason.from_provider, FetchReason.not_modified, FetchReason.cached)
 
 
 @dataclass(slots=True)

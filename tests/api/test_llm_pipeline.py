@@ -184,11 +184,14 @@ def test_search_results_cached_in_redis(searxng, web, llm, service_factory, redi
     llm.default = planner_or("Acme Cloud raised the Pro plan price to $30 per month [S1][S2].")
     svc = _stack(searxng, web, llm, service_factory, redis_url=redis_url)
     first = httpx.post(svc.url + "/v1/chat/completions", json=chat("What does the Acme Cloud Pro plan cost?"), timeout=30)
-    calls = len(searxng.requests)
-    second = httpx.post(svc.url + "/v1/chat/completions", json=chat("What does the Acme Cloud Pro plan cost?"), timeout=30)
+    calls, fetches = len(searxng.requests), len(web.requests)
+    # Another verification mode is another answer, but the same searches and pages.
+    second = httpx.post(svc.url + "/v1/chat/completions", json=chat("What does the Acme Cloud Pro plan cost?",
+                                                                     verification="flag"), timeout=30)
     assert first.json()["grounding"]["status"] == second.json()["grounding"]["status"] == "grounded"
     assert len(searxng.requests) == calls  # no new upstream search
-    assert "search=hit" in second.headers["X-Grounding-Cache"]
+    assert len(web.requests) == fetches  # no new page download
+    assert "search=hit" in second.headers["X-Grounding-Cache"] and "page=hit" in second.headers["X-Grounding-Cache"]
     assert second.json()["grounding"]["cost"]["search_calls"] == 0
     import redis
 

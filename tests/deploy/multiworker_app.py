@@ -16,12 +16,9 @@ def _metrics_route() -> Response:
 
 def _with_multiprocess_metrics(app):
     install_http_metrics(app)
-    # Replace the /metrics endpoint in place: same path, same route template label.
-    for route in app.router.routes:
-        if getattr(route, "path", None) == "/metrics":
-            app.router.routes.remove(route)
-            break
+    # Shadow the router's /metrics: same path (same route label), matched first.
     app.add_api_route("/metrics", _metrics_route, methods=["GET"], include_in_schema=False)
+    app.router.routes.insert(0, app.router.routes.pop())
     return app
 
 

@@ -20,7 +20,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 WORKERS = 2
 MODELS_CALLS = 24
 BAD_BODIES = 6
-ANSWERS = 4
+ANSWERS = 2
 QUESTION = {"model": "x", "messages": [{"role": "user", "content": "What is asyncio.TaskGroup?"}]}
 
 
@@ -127,7 +127,10 @@ def test_every_scrape_reports_the_totals_of_all_workers(multiworker_service):
     assert sum(served.values()) == MODELS_CALLS
 
     # From now on every scrape, answered by whichever worker, must report exactly the same totals.
-    for _ in range(16):
+    # Go on until every worker has answered some scrapes (the kernel picks; ~64/36 measured here).
+    for scrapes in range(1, 81):
         assert _expected(_scrape(base)) == want
-    scrapers = {pid: n for pid, n in _per_worker_http_counts(mp_dir, "/metrics").items() if n}
-    assert len(scrapers) == WORKERS, f"all scrapes were answered by one worker: {scrapers}"
+        scrapers = {pid: n for pid, n in _per_worker_http_counts(mp_dir, "/metrics").items() if n}
+        if scrapes >= 16 and len(scrapers) == WORKERS:
+            break
+    assert len(scrapers) == WORKERS, f"all {scrapes} scrapes were answered by one worker: {scrapers}"

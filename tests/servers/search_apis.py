@@ -130,7 +130,7 @@ class SearchApiServer(ThreadedUvicorn):
     def _auth_error(self) -> Response:
         raise NotImplementedError
 
-    def _error(self, failure: _Failure) -> Response:
+    def _error_response(self, failure: _Failure) -> Response:
         raise NotImplementedError
 
     def _render(self, query: str, req: ApiRequest, items: list[dict]) -> dict:
@@ -159,7 +159,7 @@ class SearchApiServer(ThreadedUvicorn):
         if not self._key_ok(req):
             return self._auth_error()
         if failure:
-            return self._error(failure)
+            return self._error_response(failure)
         if body is None or not req.query.strip():
             return self._bad_request()
         items = scripted if scripted is not None else (list(default(req.query, req)) if default else [])
@@ -167,7 +167,7 @@ class SearchApiServer(ThreadedUvicorn):
         return JSONResponse(self._render(req.query, req, rendered))
 
     def _bad_request(self) -> Response:
-        return self._error(_Failure(400))
+        return self._error_response(_Failure(400))
 
 
 def _is_neutral(item: dict | str) -> bool:
@@ -204,7 +204,7 @@ class BraveServer(SearchApiServer):
                                              "The provided subscription token is invalid.",
                                              {"component": "authentication"}), status_code=422)
 
-    def _error(self, failure: _Failure) -> Response:
+    def _error_response(self, failure: _Failure) -> Response:
         s = failure.status
         if s == 429:
             headers = {"X-RateLimit-Limit": "1, 2000", "X-RateLimit-Policy": "1;w=1, 2000;w=2592000",
@@ -272,7 +272,7 @@ class TavilyServer(SearchApiServer):
     def _auth_error(self) -> Response:
         return JSONResponse({"detail": {"error": "Unauthorized: missing or invalid API key."}}, status_code=401)
 
-    def _error(self, failure: _Failure) -> Response:
+    def _error_response(self, failure: _Failure) -> Response:
         messages = {
             400: "Invalid request.",
             401: "Unauthorized: missing or invalid API key.",
@@ -317,7 +317,7 @@ class SerperServer(SearchApiServer):
     def _auth_error(self) -> Response:
         return JSONResponse({"message": "Unauthorized.", "statusCode": 403}, status_code=403)
 
-    def _error(self, failure: _Failure) -> Response:
+    def _error_response(self, failure: _Failure) -> Response:
         messages = {400: "Not enough credits", 401: "Unauthorized.", 403: "Unauthorized.",
                     429: "Too many requests"}
         headers = {"retry-after": failure.retry_after} if failure.retry_after else {}

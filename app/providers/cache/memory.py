@@ -31,6 +31,15 @@ class MemoryCache:
         while len(self._items) > self._max:
             self._items.popitem(last=False)
 
+    async def add(self, key: str, value: bytes, ttl_s: float) -> bool:
+        if await self.get(key) is not None:
+            return False
+        self._items[key] = (time.monotonic() + ttl_s, value)
+        return True
+
+    async def delete(self, key: str) -> None:
+        self._items.pop(key, None)
+
     async def ping(self) -> bool:
         return True
 

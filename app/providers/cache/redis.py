@@ -63,6 +63,23 @@ class RedisCache:
         except Exception as exc:
             self._failed("set", exc)
 
+    async def add(self, key: str, value: bytes, ttl_s: float) -> bool:
+        if not self._available():
+            return True
+        try:
+            return bool(await self._redis.set(self._prefix + key, value, px=max(1, int(ttl_s * 1000)), nx=True))
+        except Exception as exc:
+            self._failed("add", exc)
+            return True
+
+    async def delete(self, key: str) -> None:
+        if not self._available():
+            return
+        try:
+            await self._redis.delete(self._prefix + key)
+        except Exception as exc:
+            self._failed("delete", exc)
+
     async def ping(self) -> bool:
         try:
             ok = bool(await self._redis.ping())

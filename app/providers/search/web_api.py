@@ -18,6 +18,8 @@ from app.errors import GroundingError, ProviderLogicalError, ProviderTechnicalEr
 from app.extract.date_parse import MIN_DATE, parse_human_date
 
 MAX_DETAIL_CHARS = 200
+# (status, detail) -> the error for a provider-specific status, or None for the common mapping.
+Classifier = Callable[[int, str], "ProviderLogicalError | ProviderTechnicalError | None"]
 
 
 def require_key(provider: str, key: str | None, env_var: str) -> str:
@@ -30,8 +32,7 @@ def require_key(provider: str, key: str | None, env_var: str) -> str:
 async def call_json_api(client: httpx.AsyncClient, provider: str, method: str, url: str, *,
                         timeout: float, headers: dict[str, str], params: dict[str, Any] | None = None,
                         json: dict[str, Any] | None = None,
-                        classify: Callable[[int, str], ProviderLogicalError | ProviderTechnicalError | None] | None = None,
-                        ) -> dict:
+                        classify: Classifier | None = None) -> dict:
     """Send one request and return its JSON object, or raise the provider error it deserves.
     `classify(status, detail)` may claim a provider-specific status first (e.g. Tavily's 432)."""
     try:

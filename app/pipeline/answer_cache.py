@@ -1,0 +1,67 @@
+"""Answer cache: whole responses for freshness classes that tolerate it.
+
+Keyed by the normalised conversation and the options that change an answer; an entry also records
+the versions (content hashes) of the pages its evidence came from, and is served only while the page
+cache still holds those same versions — a page that changed invalidates every answer built on it.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+
+import orjson
+
+from app.pipeline.page_cache import decode_entry, page_key
+
+# Options that cannot change an answer stay out of the key (cache policy, deadline, budgets).
+_KEY_OPTIONS = ("mode", "freshness_days", "include_domains", "exclude_domains", "primary_domains", "max_queries",
+                "max_results", "max_fetches", "max_evidence", "token_budget", "min_sources", "require_primary",
+                "verification", "on_conflict", "temperature", "top_p", "seed", "stop", "max_tokens")
+MIN_CACHEABLE_FRESHNESS_DAYS = 3  # live data (prices, status: a window of 1-2 days) is never served from cache
+
+
+def answer_key(turns: list[tuple[str, str]], options, settings) -> str:
+    convo = [(r, " ".join(t.lower().split())) for r, t in turns]
+    opts = {k: getattr(options, k) for k in _KEY_OPTIONS}
+    material = orjson.dumps([convo, opts, settings.composer_model if settings.llm_enabled else "extractive",
+                             settings.search_providers], option=orjson.OPT_SORT_KEYS)
+    return "answer:" + hashlib.sha256(material).hexdigest()
+
+
+def cacheable(freshness_days: int) -> bool:
+    return freshness_days >= MIN_CACHEABLE_FRESHNESS_DAYS
+
+
+def encode_answer(body: dict, versions: dict[str, str]) -> bytes:
+    return orjson.dumps({"body": body, "versions": versions})
+
+
+async def still_valid(versions: dict[str, str], cache) -> bool:
+    """Every fetched page the answer used is still the same version in the page cache."""
+    for url, content_hash in versions.items():
+        raw = await cache.get(page_key(url))
+        entry = decode_entry(raw) if raw else None
+        if entry is None or entry.doc.content_hash != content_hash:
+            return False
+    return True
+
+
+def decode_answer(raw: bytes) -> tuple[dict, dict[str, str]] | None:
+    try:
+        data = orjson.loads(raw)
+        return data["body"], data["versions"]
+    except Exception:
+        return None
+
+
+def restamp(body: dict, *, request_id: str, created: int, how: str) -> dict:
+    """A cached body as a new response: its own ids, zero cost, and saying it came from cache."""
+    out = copy.deepcopy(body)
+    out["id"] = "chatcmpl-" + request_id.removeprefix("req_")
+    out["created"] = created
+    g = out["grounding"]
+    g["request_id"] = request_id
+    g["cost"] = {"usd": 0.0, "tokens": {}, "prompt_tokens": 0, "completion_tokens": 0, "search_calls": 0,
+                 "fetches": 0, "by_stage_usd": {}, "cached": True, "original_usd": g["cost"].get("usd", 0.0)}
+    g["cache"] = {"answer": how}
+    return out

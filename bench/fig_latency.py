@@ -1,0 +1,153 @@
+"""Figure 1 — latency against the critical path.
+
+Simulated upstreams: planner 400 ms, each search 300 ms, each page 200–1500 ms (drawn per page),
+composer 800 ms. Per request, the ideal critical path is plan + slowest search + slowest fetched
+page + compose; the ratio is end-to-end / that, the overhead end-to-end minus it. Levels c=1, 16, 64,
+repeated; plus the naive sequential pipeline on the same questions.
+"""
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+
+from bench.config import BenchConfig
+from bench.loadgen import Sample, closed_loop
+from bench.naive import run_naive
+from bench.procs import ServiceProcess, UpstreamsProcess
+from bench.stats import fmt_spread, pcts, spread, verdict
+from bench.workload import Latencies, Workload, page_key
+
+NAME = "latency"
+TITLE = "1. Latency against the critical path"
+STAGE_BUDGET = {"plan": "plan_s", "search": "search_s", "compose": "compose_s"}
+
+
+def make_workload(cfg: BenchConfig, n_requests: int) -> Workload:
+    s = cfg.latency_scale
+    return Workload(n_requests=n_requests, latencies=Latencies(
+        plan_s=0.4 * s, search_s=0.3 * s, fetch_min_s=0.2 * s, fetch_max_s=1.5 * s, compose_s=0.8 * s))
+
+
+def analyse(samples: list[Sample], workload: Workload, wall_s: float) -> dict:
+    """Per-request ratio and overhead over requests that ran the whole pipeline (reached compose)."""
+    statuses = Counter(s.grounding.get("status", f"http_{s.status}") for s in samples)
+    full = [s for s in samples if s.status == 200 and "compose" in s.grounding.get("timings_ms", {})]
+    ratios, overheads, e2e, crit = [], [], [], []
+    stage_extra: dict[str, list[float]] = {}
+    lat = workload.latencies
+    for s in full:
+        ks = [key[1] for f in s.grounding.get("fetches", []) if (key := page_key(f["url"]))]
+        cp = workload.critical_path_s(s.index, ks)
+        ratios.append(s.latency_s / cp)
+        overheads.append((s.latency_s - cp) * 1000)
+        e2e.append(s.latency_s * 1000)
+        crit.append(cp * 1000)
+        timings = s.grounding["timings_ms"]
+        slowest = max((workload.fetch_delay_s(s.index, k) for k in ks), default=0.0)
+        for stage, ms in timings.items():
+            budget = getattr(lat, STAGE_BUDGET[stage]) if stage in STAGE_BUDGET else 0.0
+            if stage == "fetch":
+                budget = slowest
+            stage_extra.setdefault(stage, []).append(ms - budget * 1000)
+    return {
+        "requests": len(samples), "full_pipeline": len(full), "statuses": dict(statuses),
+        "throughput_rps": len(samples) / wall_s if wall_s else 0.0,
+        "e2e_ms": pcts(e2e), "critical_ms": pcts(crit), "ratio": pcts(ratios), "overhead_ms": pcts(overheads),
+        # wall ms per stage beyond its simulated upstream time (fetch: beyond the slowest page)
+        "stage_excess_ms_median": {k: round(statistics.median(v), 2) for k, v in stage_extra.items()},
+        "stage_excess_ms_p99": {k: round(sorted(v)[min(len(v) - 1, int(0.99 * (len(v) - 1)))], 2)
+                                for k, v in stage_extra.items()},
+    }
+
+
+def run(cfg: BenchConfig) -> dict:
+    warm = 40 if not cfg.quick else 1  # 40 requests x 6 pages visit all 240 sites: robots.txt cached
+    per_repeat = sum(cfg.latency_levels.values())
+    workload = make_workload(cfg, warm + cfg.repeats * per_repeat)
+    levels: dict[int, list[dict]] = {c: [] for c in cfg.latency_levels}
+    naive: dict = {}
+    with UpstreamsProcess(workload) as up:
+        env = {**up.info["env"], **up.info["llm_env"]}
+        with ServiceProcess(env) as svc:
+            url = svc.url + "/v1/chat/completions"
+            closed_loop(url, [(i, workload.body(i)) for i in range(warm)], min(20, max(1, warm)))
+            nxt = warm
+            for rep in range(cfg.repeats):
+                for c, n in cfg.latency_levels.items():
+                    jobs = [(i, workload.body(i)) for i in range(nxt, nxt + n)]
+                    samples, wall = closed_loop(url, jobs, c)
+                    res = analyse(samples, workload, wall)
+                    res["vmhwm_mb"] = svc.memory_mb("VmHWM")
+                    levels[c].append(res)
+                    if rep == 0 and c == min(cfg.latency_levels) and not naive:
+                        idx = [i for i, _ in jobs[: cfg.naive_requests]]
+                        times = run_naive(up.info, workload, idx)
+                        naive = {"requests": len(idx),
+                                 "e2e_ms": [t * 1000 for t in times],
+                                 "ratio": [t / workload.critical_path_s(i) for t, i in zip(times, idx)],
+                                 "service_e2e_ms": [s.latency_s * 1000 for s in samples if s.index in idx]}
+                    nxt += n
+            upstream_stats = up.stats()
+    summary = {}
+    for c, runs in levels.items():
+        summary[c] = {f"{m}_{q}": spread(r[m][q] for r in runs)
+                      for m in ("e2e_ms", "ratio", "overhead_ms", "critical_ms") for q in ("p50", "p95", "p99")}
+    top = max(cfg.latency_levels)
+    targets = {
+        "ratio_p99_c1<=1.05": _met(summary.get(1, {}).get("ratio_p99"), 1.05),
+        f"ratio_p99_c{top}<=1.15": _met(summary[top]["ratio_p99"], 1.15) if top == 64 else None,
+        f"overhead_p99_c{top}<=50ms": _met(summary[top]["overhead_ms_p99"], 50.0) if top == 64 else None,
+    }
+    return {"latencies_s": workload.latencies.__dict__, "levels": {str(c): r for c, r in levels.items()},
+            "summary": {str(c): s for c, s in summary.items()}, "naive": naive, "targets": targets,
+            "upstream_requests": upstream_stats}
+
+
+def _met(s: dict | None, limit: float) -> bool | None:
+    return None if not s or not s.get("n") else s["median"] <= limit
+
+
+def render(res: dict) -> str:
+    lat = res["latencies_s"]
+    lines = [f"Simulated upstreams: plan {lat['plan_s'] * 1000:.0f} ms, each search {lat['search_s'] * 1000:.0f} ms, "
+             f"each page {lat['fetch_min_s'] * 1000:.0f}–{lat['fetch_max_s'] * 1000:.0f} ms (drawn per page), "
+             f"compose {lat['compose_s'] * 1000:.0f} ms. Real pages (aeb, 6 per answer), LLM planner and composer "
+             "(chat simulator), `cache: bypass`, unique questions. Ratio = end-to-end / (plan + search + slowest "
+             "fetched page + compose), per request; overhead = end-to-end − that. Cells: median over repeats "
+             "(min–max).", "",
+             "| c | requests/run | full pipeline | e2e p50 ms | e2e p95 ms | e2e p99 ms | ratio p50 | ratio p95 | "
+             "ratio p99 | overhead p50 ms | overhead p99 ms | peak RSS MB |", "|" + "---|" * 12]
+    for c, s in res["summary"].items():
+        runs = res["levels"][c]
+        lines.append(f"| {c} | {runs[0]['requests']} | {min(r['full_pipeline'] for r in runs)}–"
+                     f"{max(r['full_pipeline'] for r in runs)} | {fmt_spread(s['e2e_ms_p50'], 0)} | "
+                     f"{fmt_spread(s['e2e_ms_p95'], 0)} | {fmt_spread(s['e2e_ms_p99'], 0)} | "
+                     f"{fmt_spread(s['ratio_p50'], 3)} | {fmt_spread(s['ratio_p95'], 3)} | {fmt_spread(s['ratio_p99'], 3)} | "
+                     f"{fmt_spread(s['overhead_ms_p50'], 0)} | {fmt_spread(s['overhead_ms_p99'], 0)} | "
+                     f"{max(r['vmhwm_mb'] for r in runs):.0f} |")
+    nv = res.get("naive") or {}
+    if nv:
+        lines += ["", f"Naive sequential pipeline (bench/naive.py) on the first {nv['requests']} c=1 questions: "
+                  f"e2e median {statistics.median(nv['e2e_ms']):.0f} ms, ratio median "
+                  f"{statistics.median(nv['ratio']):.2f} (min {min(nv['ratio']):.2f}, max {max(nv['ratio']):.2f}); "
+                  f"the service on the same questions: median "
+                  f"{statistics.median(nv['service_e2e_ms'] or [0]):.0f} ms."]
+    lines += ["", "Where the excess goes — wall ms per stage beyond its simulated upstream time (median request of "
+              "the first run; fetch: beyond the slowest fetched page):", "",
+              "| c | " + " | ".join(_stages(res)) + " |", "|" + "---|" * (len(_stages(res)) + 1)]
+    for c, runs in res["levels"].items():
+        ex = runs[0]["stage_excess_ms_median"]
+        lines.append(f"| {c} | " + " | ".join(f"{ex.get(k, 0):.1f}" for k in _stages(res)) + " |")
+    statuses = Counter()
+    for runs in res["levels"].values():
+        for r in runs:
+            statuses.update(r["statuses"])
+    lines += ["", f"Answer statuses over all runs: {dict(statuses)}.", "", "Targets:", ""]
+    for name, met in res["targets"].items():
+        lines.append(f"- {name}: {verdict(met)}")
+    return "\n".join(lines)
+
+
+def _stages(res: dict) -> list[str]:
+    first = next(iter(res["levels"].values()))[0]["stage_excess_ms_median"]
+    return list(first)

@@ -1,0 +1,33 @@
+"""Small statistics and formatting helpers shared by the figure modules."""
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable
+
+from bench.common import percentile
+
+
+def pcts(values: Iterable[float], qs: tuple[float, ...] = (0.5, 0.95, 0.99)) -> dict[str, float]:
+    data = list(values)
+    return {f"p{round(q * 100)}": percentile(data, q) for q in qs}
+
+
+def spread(values: Iterable[float]) -> dict[str, float]:
+    """min / median / max over repeated runs."""
+    data = [v for v in values if v is not None]
+    if not data:
+        return {"min": float("nan"), "median": float("nan"), "max": float("nan"), "n": 0}
+    return {"min": min(data), "median": statistics.median(data), "max": max(data), "n": len(data)}
+
+
+def fmt_spread(s: dict, digits: int = 2, unit: str = "") -> str:
+    """'median (min–max)', the way every repeated figure is shown."""
+    if not s or s.get("n", 0) == 0:
+        return "n/a"
+    if s["n"] == 1:
+        return f"{s['median']:.{digits}f}{unit}"
+    return f"{s['median']:.{digits}f}{unit} ({s['min']:.{digits}f}–{s['max']:.{digits}f})"
+
+
+def verdict(met: bool | None) -> str:
+    return "n/a" if met is None else ("**met**" if met else "**missed**")
