@@ -34,5 +34,5 @@ class BenchConfig:
             return cls()
         return cls(quick=True, repeats=1, latency_levels={1: 2, 4: 4}, naive_requests=1, latency_scale=0.1,
                    cpu_requests=8, cpu_concurrency=2, cpu_workers=(1,), cpu_composers=("extractive",),
-                   stage_requests=2, cache_seconds=0.5, cache_connections=2, token_requests=3,
+                   stage_requests=2, cache_seconds=1.0, cache_connections=2, token_requests=3,
                    memory_requests=8, quality_limit=4)

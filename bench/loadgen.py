@@ -91,7 +91,7 @@ def wrk_post(url: str, body: dict, *, connections: int, seconds: float, threads:
         body_path.write_text(json.dumps(body))
         script = Path(tmp) / "post.lua"
         script.write_text(_WRK_LUA % {"body": body_path})
-        out = subprocess.run(["wrk", "-t", str(threads), "-c", str(connections), "-d", f"{seconds:g}s",
+        out = subprocess.run(["wrk", "-t", str(threads), "-c", str(connections), "-d", f"{max(1, round(seconds))}s",
                               "--timeout", "10s", "-s", str(script), url],
                              capture_output=True, text=True, timeout=seconds + 30, check=True).stdout
     m = re.search(r"^BENCH (\{.*\})$", out, re.M)

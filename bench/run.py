@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
 import json
 import platform
 import subprocess
@@ -60,23 +61,23 @@ def render_doc(data: dict) -> str:
            f"Machine: {m['nproc']} cores (`nproc`), {m['cpu_model']}, {m['memory_gb']} GiB, Linux {m['kernel']}; "
            f"Python {m['python']}; {pk}; load tool for cache hits: {m['wrk'] or 'httpx (wrk not installed)'}. "
            f"Code: commit {m['commit']}.", ""]
-    summary = []
+    body, summary = [], []
     for name in FIGURES:
         fig = data["figures"].get(name)
         if not fig:
             continue
         mod = importlib.import_module(f"bench.fig_{name}")
-        out += [f"## {mod.TITLE}", "",
-                f"Reproduce: `scripts/bench --only {name}` (run {fig['finished']}, {fig['seconds']:.0f} s"
-                f"{', --quick' if fig.get('quick') else ''}).", "", mod.render(fig["result"]), ""]
+        body += [f"## {mod.TITLE}", "",
+                 f"Reproduce: `scripts/bench --only {name}` (run {fig['finished']}, {fig['seconds']:.0f} s"
+                 f"{', --quick' if fig.get('quick') else ''}).", "", mod.render(fig["result"]), ""]
         for tname, t in (fig["result"].get("targets") or {}).items():
-            met = t["met"] if isinstance(t, dict) else t
-            summary.append(f"| {mod.TITLE.split(' ', 1)[1]} | `{tname}` | "
-                           f"{'met' if met else 'n/a' if met is None else '**missed**'} |")
+            value = "" if t.get("value") is None else f"{t['value']:.3f}"
+            result = "n/a" if t["met"] is None else ("met" if t["met"] else "**missed**")
+            summary.append(f"| {mod.TITLE.split(' ', 1)[1]} | `{tname}` | {value} | {result} |")
     if summary:
-        idx = out.index("") + 1
-        out[idx + 4: idx + 4] = ["## Targets at a glance", "", "| figure | target | result |", "|---|---|---|",
-                                 *summary, ""]
+        out += ["## Targets at a glance", "", "| figure | target | measured | result |", "|---|---|---|---|",
+                *summary, ""]
+    out += body
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 STATUSES = ("grounded", "abstained", "ungrounded")
-PAGE_KINDS = ("article", "hostile", "plain", "text")
+PAGE_KINDS = ("article", "hostile", "plain", "text", "robots")
 _RELATIVE = re.compile(r"^([+-]?\d+)([dwmy])$")
 _PLACEHOLDER = re.compile(r"\{date:([+-]?\d+[dwmy])\}")
 _UNIT_DAYS = {"d": 1, "w": 7, "m": 30, "y": 365}

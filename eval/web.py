@@ -46,6 +46,9 @@ def _install_page(web: WebServer, spec: PageSpec, case: Case, today: date, out: 
     site = web.site(spec.site)
     out.site_urls[spec.site] = site.url
     out.site_hosts[spec.site] = site.ip
+    if spec.kind == "robots":  # the site's robots.txt, one directive per paragraph
+        site.set_robots("\n".join(spec.paragraphs) + "\n")
+        return
     title = fill_dates(spec.title, today)
     paragraphs = [fill_dates(p, today) for p in spec.paragraphs]
     published = resolve_date(spec.published, case.as_of, today)

@@ -135,8 +135,11 @@ class RunContext:
             prompt = sum(self.tokens.count(m.get("content") or "") + 4 for m in messages)
         if out is None and self.tokens is not None:
             out = self.tokens.count(completion.text)
-        price = self.settings.llm_prices.get(completion.model) or _price_by_prefix(self.settings.llm_prices, completion.model)
-        self.cost.add_tokens(stage, completion.model, prompt or 0, out or 0, price)
+        self.cost.add_tokens(stage, completion.model, prompt or 0, out or 0, self.price_of(completion.model))
+
+    def price_of(self, model: str) -> tuple[float, float]:
+        prices = self.settings.llm_prices
+        return prices.get(model) or _price_by_prefix(prices, model)
 
     @property
     def deadline(self) -> float:

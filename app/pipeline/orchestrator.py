@@ -33,7 +33,7 @@ async def run_pipeline(turns: list[tuple[str, str]], ctx: RunContext, state: Ser
         standalone = plan.standalone_question(turns)
         kwargs = dict(max_queries=opts.max_queries, freshness_days=opts.freshness_days, today=ctx.today,
                       primary_domains=opts.primary_domains, default_window=settings.default_freshness_days)
-        if state.llm is not None:
+        if state.llm is not None and not _planner_over_budget(ctx):
             the_plan = await plan.llm_plan(state.llm, settings.planner_model, standalone, timeout=min(8.0, ctx.remaining()),
                                            ctx=ctx, **kwargs)
         else:
@@ -60,6 +60,11 @@ async def run_pipeline(turns: list[tuple[str, str]], ctx: RunContext, state: Ser
         verdict = gate.check_gate(result.evidence, result.conflicts, standalone, the_plan.freshness_days, time_sensitive,
                                   ctx, candidates=len(candidates), usable_pages=len(docs))
     if not verdict.passed:
+        if ctx.budget_hits and verdict.reason in (AbstentionReason.no_search_results, AbstentionReason.no_usable_pages):
+            # The budget, not the web, is why there is nothing: say so.
+            return _abstain(result, AbstentionReason.budget_exhausted, sorted(set(ctx.budget_hits)) + verdict.failed_checks)
+        if ctx.expired() and not result.evidence:
+            return _abstain(result, AbstentionReason.budget_exhausted, ["deadline"] + verdict.failed_checks)
         return _abstain(result, verdict.reason, verdict.failed_checks)
 
     history = [{"role": r, "content": t} for r, t in turns[:-1] if r in ("user", "assistant")]
@@ -102,7 +107,8 @@ async def run_pipeline(turns: list[tuple[str, str]], ctx: RunContext, state: Ser
 async def _compose(question: str, history: list[dict], evidence: list[Evidence], result: PipelineResult,
                    ctx: RunContext, state: ServiceState) -> Draft:
     """The model when configured and affordable; the extractive composer otherwise or on failure."""
-    if state.llm is not None and not _over_budget(ctx, evidence):
+    over = _over_budget(ctx, evidence) if state.llm is not None else None
+    if state.llm is not None and over is None:
         messages = compose.build_messages(question, history, evidence, result.conflicts, ctx)
         try:
             return await compose.compose_with_model(state.llm, ctx.settings.composer_model, messages, ctx)
@@ -112,18 +118,33 @@ async def _compose(question: str, history: list[dict], evidence: list[Evidence],
             draft = compose.compose_extractive(question, evidence, result.conflicts, ctx)
             draft.composer = "extractive:fallback"
             return draft
-    return compose.compose_extractive(question, evidence, result.conflicts, ctx)
+    draft = compose.compose_extractive(question, evidence, result.conflicts, ctx)
+    if over is not None:
+        # An answer from the evidence already gathered instead of a silent overrun.
+        ctx.budget_hits.append(over)
+        draft.composer = "extractive:budget"
+    return draft
 
 
-def _over_budget(ctx: RunContext, evidence: list[Evidence]) -> bool:
-    """Would a model call overrun the cost budget or the deadline? Then answer extractively."""
+def _over_budget(ctx: RunContext, evidence: list[Evidence]) -> str | None:
+    """Which budget a model call would overrun (the deadline or max_cost_usd), if any."""
     if ctx.remaining() < 1.0:
-        return True
+        return "deadline"
+    if ctx.options.max_cost_usd is None:
+        return None
+    price = ctx.price_of(ctx.settings.composer_model)
+    est = (sum(e.tokens for e in evidence) + 400) * price[0] / 1e6 + (ctx.options.max_tokens or 400) * price[1] / 1e6
+    return "max_cost_usd" if ctx.cost.usd + est > ctx.options.max_cost_usd else None
+
+
+def _planner_over_budget(ctx: RunContext) -> bool:
     if ctx.options.max_cost_usd is None:
         return False
-    price = ctx.settings.llm_prices.get(ctx.settings.composer_model, (0.0, 0.0))
-    est = (sum(e.tokens for e in evidence) + 400) * price[0] / 1e6 + (ctx.options.max_tokens or 400) * price[1] / 1e6
-    return ctx.cost.usd + est > ctx.options.max_cost_usd
+    price = ctx.price_of(ctx.settings.planner_model)
+    if ctx.cost.usd + (400 * price[0] + 150 * price[1]) / 1e6 > ctx.options.max_cost_usd:
+        ctx.budget_hits.append("max_cost_usd")
+        return True
+    return False
 
 
 def _tighter(evidence: list[Evidence]) -> list[Evidence]:
