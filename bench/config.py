@@ -9,11 +9,11 @@ class BenchConfig:
     quick: bool = False
     repeats: int = 3
     # latency figure: requests per concurrency level (each level's count is a whole number of waves)
-    latency_levels: dict[int, int] = field(default_factory=lambda: {1: 8, 16: 48, 64: 192})
+    latency_levels: dict[int, int] = field(default_factory=lambda: {1: 8, 16: 48, 64: 128})
     naive_requests: int = 4
     latency_scale: float = 1.0  # multiplies every simulated upstream latency (quick mode shrinks it)
     # cpu figure
-    cpu_requests: int = 120
+    cpu_requests: int = 60
     cpu_concurrency: int = 8
     cpu_workers: tuple[int, ...] = (1, 2)
     cpu_composers: tuple[str, ...] = ("extractive", "llm")
@@ -24,7 +24,7 @@ class BenchConfig:
     # token figure
     token_requests: int = 30
     # memory figure
-    memory_requests: int = 128
+    memory_requests: int = 64
     # extraction / dates: page limit (None = all)
     quality_limit: int | None = None
 

@@ -88,8 +88,9 @@ def render(res: dict) -> str:
              f"{fmt_spread(res['service_p99_ms'], 1)} |",
              f"| ratio service / bare | {fmt_spread(res['ratio'], 3)} | |", "",
              f"Upstream calls during the service's runs: "
-             f"{[r['upstream_calls_during_service_run'] for r in res['runs']]}. Second request's stage timings (ms): "
-             f"{res['second_timings_ms']}.", "", "Targets:", ""]
+             f"{[r['upstream_calls_during_service_run'] for r in res['runs']]}; `grounding.cache` of the first request "
+             f"`{json.dumps(res['first_cache'])}`, of the second `{json.dumps(res['second_cache'])}`.", "",
+             "Targets:", ""]
     for name, t in res["targets"].items():
         extra = "" if t["met"] is not None else " — not measurable without the answer cache"
         lines.append(f"- {name}: {verdict(t['met'])} (ratio {t['value']:.3f}){extra}")

@@ -45,6 +45,8 @@ def analyse(samples: list[Sample], workload: Workload, wall_s: float) -> dict:
         timings = s.grounding["timings_ms"]
         slowest = max((workload.fetch_delay_s(s.index, k) for k in ks), default=0.0)
         for stage, ms in timings.items():
+            if stage == "total":
+                continue
             budget = getattr(lat, STAGE_BUDGET[stage]) if stage in STAGE_BUDGET else 0.0
             if stage == "fetch":
                 budget = slowest

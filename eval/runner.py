@@ -117,6 +117,14 @@ def markdown_summary(runs: list[ModeRun]) -> str:
     return "\n".join([head, *rows])
 
 
+def markdown_by_tag(runs: list[ModeRun]) -> str:
+    """Cases passing every check, per tag and mode."""
+    tags = [by_tag(r.results) for r in runs]
+    head = "| tag | cases | " + " | ".join(f"{r.mode} passed" for r in runs) + " |\n|---|---|" + "---|" * len(runs)
+    rows = [f"| {t} | {tags[0][t]['cases']} | " + " | ".join(str(bt[t]["passed"]) for bt in tags) + " |" for t in tags[0]]
+    return "\n".join([head, *rows])
+
+
 def failures_text(runs: list[ModeRun]) -> str:
     lines = []
     for run in runs:
@@ -142,6 +150,8 @@ def main(argv: list[str] | None = None) -> int:
     modes = MODES if args.mode == "both" else (args.mode,)
     runs = [run_mode(cases, m, keep_traces=args.traces) for m in modes]
     print(markdown_summary(runs))
+    print()
+    print(markdown_by_tag(runs))
     print()
     print(failures_text(runs))
     for run in runs:

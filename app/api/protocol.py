@@ -20,6 +20,17 @@ _ALLOWED_PART_TYPES = ("text", "input_text")
 _ROLES = ("system", "developer", "user", "assistant")
 
 
+def domain_list(values: list[str]) -> list[str]:
+    """'https://www.Example.com/x' -> 'example.com'; blanks and junk are refused."""
+    from app.urls import normalize_domain
+
+    out = [normalize_domain(d) for d in values]
+    for d in out:
+        if not d or " " in d:
+            raise ValueError(f"not a domain: {d!r}")
+    return list(dict.fromkeys(out))
+
+
 class TextPart(BaseModel):
     model_config = ConfigDict(extra="allow")
     type: str
@@ -76,13 +87,7 @@ class GroundingOptions(BaseModel):
     @field_validator("include_domains", "exclude_domains", "primary_domains")
     @classmethod
     def _domains(cls, v: list[str]) -> list[str]:
-        from app.urls import normalize_domain
-
-        out = [normalize_domain(d) for d in v]
-        for d in out:
-            if not d or " " in d:
-                raise ValueError(f"not a domain: {d!r}")
-        return list(dict.fromkeys(out))
+        return domain_list(v)
 
 
 class ChatCompletionRequest(BaseModel):
@@ -238,3 +243,47 @@ class ChatCompletionResponse(BaseModel):
     usage: Usage
     citations: list[str]
     grounding: GroundingOut
+
+
+class ContextRequest(BaseModel):
+    """POST /v1/context: evidence blocks for agents that compose themselves."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(..., min_length=1, max_length=2000, description="The question to gather evidence for.")
+    token_budget: int = Field(4000, ge=256, le=32000, description="Upper bound of total_tokens (256-32000).")
+    depth: int = Field(6, ge=1, le=20, description="Pages to read (1-20).")
+    include_domains: list[str] = Field(default_factory=list, max_length=50)
+    exclude_domains: list[str] = Field(default_factory=list, max_length=50)
+    freshness_days: int | None = Field(None, ge=1, le=3650)
+    cache: Literal["use", "bypass", "refresh"] = "use"
+
+    @field_validator("include_domains", "exclude_domains")
+    @classmethod
+    def _domains(cls, v: list[str]) -> list[str]:
+        return domain_list(v)
+
+    @field_validator("query")
+    @classmethod
+    def _query(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("query must not be blank")
+        return v.strip()
+
+
+class ContextBlock(BaseModel):
+    text: str
+    url: str
+    title: str
+    published_at: str | None
+    score: float
+    tokens: int
+    also_reported_by: list[str] = []
+
+
+class ContextResponse(BaseModel):
+    blocks: list[ContextBlock]
+    total_tokens: int
+    request_id: str
+    queries: list[str]
+    cost: dict[str, Any]

@@ -7,8 +7,8 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from app.api.deps import get_state, request_id, require_auth
-from app.api.protocol import ChatCompletionRequest, ChatCompletionResponse
-from app.api.serving import Completion, serve_chat
+from app.api.protocol import ChatCompletionRequest, ChatCompletionResponse, ContextRequest, ContextResponse
+from app.api.serving import Completion, serve_chat, serve_context
 from app.errors import NotFound
 from app.state import ServiceState
 
@@ -37,6 +37,13 @@ async def grounded_answers(body: ChatCompletionRequest, state: ServiceState = De
 async def chat_completions(body: ChatCompletionRequest, state: ServiceState = Depends(get_state),
                            rid: str = Depends(request_id)) -> Response:
     return await _answer(body, state, rid, "chat-completions")
+
+
+@router.post("/v1/context", response_model=ContextResponse, responses=ERROR_RESPONSES,
+             dependencies=[Depends(require_auth)], summary="Evidence blocks within a token budget, no composition")
+async def context(body: ContextRequest, state: ServiceState = Depends(get_state), rid: str = Depends(request_id)) -> Response:
+    result = await serve_context(body, state, rid)
+    return Response(orjson.dumps(result), media_type="application/json", headers={"X-Request-Id": rid})
 
 
 @router.get("/v1/models", dependencies=[Depends(require_auth)])

@@ -250,3 +250,20 @@ def build_trace(result: PipelineResult, body: dict) -> dict:
         "timings_ms": body["grounding"]["timings_ms"],
         "cost": body["grounding"]["cost"],
     }
+
+
+async def serve_context(req, state: ServiceState, request_id: str) -> dict:
+    from app.api.protocol import GroundingOptions
+    from app.pipeline.orchestrator import gather_context
+
+    g = GroundingOptions(include_domains=req.include_domains, exclude_domains=req.exclude_domains,
+                         freshness_days=req.freshness_days, max_fetches=req.depth, max_evidence=30,
+                         token_budget=req.token_budget, cache=req.cache)
+    ctx = new_context(request_id, Options.resolve(g, state.settings), state.settings, state.tokens)
+    the_plan, selection = await gather_context(req.query, ctx, state)
+    blocks = [{"text": e.text, "url": e.url, "title": e.title,
+               "published_at": e.published_at.isoformat() if e.published_at else None,
+               "score": e.score, "tokens": e.tokens, "also_reported_by": e.also_reported_by}
+              for e in selection.evidence]
+    return {"blocks": blocks, "total_tokens": sum(b["tokens"] for b in blocks), "request_id": request_id,
+            "queries": the_plan.queries, "cost": ctx.cost.as_dict()}

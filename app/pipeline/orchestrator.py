@@ -189,3 +189,22 @@ def _abstain(result: PipelineResult, reason: AbstentionReason, failed: list[str]
 def new_context(request_id: str, options, settings, tokens) -> RunContext:
     return RunContext(request_id=request_id, options=options, settings=settings,
                       today=datetime.now(timezone.utc).date(), tokens=tokens)
+
+
+async def gather_context(query: str, ctx: RunContext, state: ServiceState):
+    """/v1/context: plan → search → fetch → extract → dedupe → rerank → pack, no composition."""
+    settings, opts = ctx.settings, ctx.options
+    with ctx.stage("plan"):
+        the_plan = plan.heuristic_plan(query, max_queries=opts.max_queries, freshness_days=opts.freshness_days,
+                                       today=ctx.today, primary_domains=opts.primary_domains,
+                                       default_window=settings.default_freshness_days)
+    with ctx.stage("search"):
+        found = await search.search_all(the_plan.queries, state.search, ctx, question=query,
+                                        freshness_days=the_plan.freshness_days, cache=state.cache, flights=state.flights)
+    with ctx.stage("fetch"):
+        retrieval = await fetch.fetch_documents(found.candidates, ctx, fetcher=state.fetcher, cache=state.cache,
+                                                flights=state.flights)
+    with ctx.stage("select"):
+        selection = select.select_evidence(retrieval.documents, query, the_plan.freshness_days, ctx,
+                                           per_doc_cap=opts.max_evidence, count_headers=False)
+    return the_plan, selection

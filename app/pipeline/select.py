@@ -48,7 +48,10 @@ def collapse_duplicates(docs: list[Document], decisions: list[SelectionDecision]
     return kept, also
 
 
-def select_evidence(docs: list[Document], question: str, freshness_days: int, ctx: RunContext) -> Selection:
+def select_evidence(docs: list[Document], question: str, freshness_days: int, ctx: RunContext, *,
+                    per_doc_cap: int = MAX_PASSAGES_PER_DOC, count_headers: bool = True) -> Selection:
+    """`count_headers`: budget the text as the composer sees it (with its header line); /v1/context
+    budgets the block text alone, which is what it returns."""
     opts = ctx.options
     decisions: list[SelectionDecision] = []
     fresh_docs = []
@@ -96,12 +99,14 @@ def select_evidence(docs: list[Document], question: str, freshness_days: int, ct
             break
         if best_doc.get(p.doc.domain) is not p.doc or p.score <= 0.05 or not set(p.terms) & set(q_terms):
             continue
-        if per_doc.get(p.doc.url, 0) >= MAX_PASSAGES_PER_DOC:
+        if per_doc.get(p.doc.url, 0) >= per_doc_cap:
             continue
         text = p.text
         # Counted as rendered for the composer: text plus its header line (id, title, section, domain, date).
         header = f"{p.doc.title} {p.heading} {p.doc.domain}"
-        tokens = (ctx.tokens.count(text) + ctx.tokens.count(header) + 20) if ctx.tokens else len(text) // 4 + 40
+        tokens = ctx.tokens.count(text) if ctx.tokens else len(text) // 4
+        if count_headers:
+            tokens += (ctx.tokens.count(header) if ctx.tokens else len(header) // 4) + 20
         if used + tokens > opts.token_budget:
             continue  # skip, not stop: a smaller block may still fit
         used += tokens
