@@ -16,4 +16,5 @@ RUN pip install --no-cache-dir . \
 USER ga
 EXPOSE 8080
 HEALTHCHECK --interval=15s --timeout=3s CMD python -c "import urllib.request,sys; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:8080/healthz').status==200 else 1)"
-CMD ["sh", "-c", "exec uvicorn app.main:app --host \"$GA_HOST\" --port \"$GA_PORT\" --proxy-headers"]
+# Multiprocess metrics: the folder is emptied before the workers start (see docs/OPERATIONS.md).
+CMD ["sh", "-c", "if [ -n \"$PROMETHEUS_MULTIPROC_DIR\" ]; then rm -rf \"$PROMETHEUS_MULTIPROC_DIR\" && mkdir -p \"$PROMETHEUS_MULTIPROC_DIR\"; fi; exec uvicorn app.main:app --host \"$GA_HOST\" --port \"$GA_PORT\" --proxy-headers"]

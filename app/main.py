@@ -11,6 +11,7 @@ from fastapi import FastAPI, Request
 from app.api.errors import install_error_handlers
 from app.api.routes import router
 from app.logs import configure_logging, request_id_var
+from app.metrics_export import install_http_metrics, mark_worker_dead
 from app.settings import Settings, get_settings
 from app.state import ServiceState
 
@@ -28,6 +29,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             yield
         finally:
             await app.state.service.aclose()
+            mark_worker_dead()
 
     app = FastAPI(title="Grounded-answer service", version="0.1.0", lifespan=lifespan,
                   description="OpenAI-compatible answers grounded in current web evidence, with citations "
@@ -48,6 +50,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             request_id_var.reset(token)
         response.headers.setdefault("X-Request-Id", rid)
         return response
+
+    install_http_metrics(app)
 
     return app
 

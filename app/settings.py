@@ -78,6 +78,8 @@ class Settings(BaseSettings):
     # docs are the authority on its release facts.
     primary_satisfies_min_sources: bool = True
     primary_domains: CommaList = Field(default_factory=list)
+    trusted_domains: CommaList = Field(default_factory=list)  # boosted in ranking (an allowlist)
+    blocked_domains: CommaList = Field(default_factory=list)  # never used as evidence (a denylist)
     deadline_ms: int = 20_000
     support_threshold: float = 0.5  # lexical support floor for a cited sentence
     min_groundedness: float = 0.5  # share of supported claims under which the answer abstains
@@ -95,7 +97,7 @@ class Settings(BaseSettings):
     token_encoding: str = "o200k_base"
 
     @field_validator("api_keys", "search_providers", "fetch_allowed_ports", "fetch_allow_private",
-                     "primary_domains", mode="before")
+                     "primary_domains", "trusted_domains", "blocked_domains", mode="before")
     @classmethod
     def _split_commas(cls, v):
         if isinstance(v, str):

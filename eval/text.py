@@ -53,10 +53,6 @@ def strip_markers(text: str) -> str:
     return _MARKER.sub("", text)
 
 
-def markers_of(text: str) -> list[int]:
-    return [int(n) for ref in re.findall(r"\[(\d+)\]", text) for n in [ref]]
-
-
 def lexical_support(claim: str, source_text: str) -> float:
     """Share of the claim's content terms found in one sentence window (the best sentence and its
     neighbours) of the source, zeroed when a number of the claim is absent from the source."""

@@ -4,12 +4,12 @@ from __future__ import annotations
 import orjson
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from app.api.deps import get_state, request_id, require_auth
 from app.api.protocol import ChatCompletionRequest, ChatCompletionResponse, ContextRequest, ContextResponse
 from app.api.serving import Completion, serve_chat, serve_context
 from app.errors import NotFound
+from app.metrics_export import render_metrics
 from app.state import ServiceState
 
 router = APIRouter()
@@ -78,4 +78,5 @@ async def readyz(state: ServiceState = Depends(get_state)) -> JSONResponse:
 
 @router.get("/metrics")
 async def metrics_endpoint() -> Response:
-    return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+    body, content_type = render_metrics()
+    return Response(body, media_type=content_type)

@@ -126,6 +126,8 @@ def build_body(result: PipelineResult, model: str, request_id: str) -> dict:
                 "queries_run": ab.queries_run, "links_found": ab.links_found},
             "groundedness": result.groundedness,
             "filtered": result.search.filtered if result.search else {},
+            "selection": [{"url": d.url, "decision": d.decision, "reason": d.reason}
+                          for d in (result.selection.decisions if result.selection else []) if d.decision != "kept"],
             "search_errors": result.search.errors if result.search else [],
             "fetches": [{"url": p.requested_url, "final_url": p.url, "outcome": p.reason.value, "status": p.status}
                         for p in result.pages],

@@ -81,6 +81,7 @@ class Cost:
         metrics.TOKENS.labels(model=model, kind="prompt").inc(prompt)
         metrics.TOKENS.labels(model=model, kind="completion").inc(completion)
         metrics.COST_USD.labels(kind="llm").inc(usd)
+        metrics.LLM_COST_USD.labels(model=model).inc(usd)
 
     def add_search(self, usd: float) -> None:
         self.search_calls += 1

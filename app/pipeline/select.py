@@ -8,6 +8,7 @@ from datetime import date
 from datasketch import MinHash, MinHashLSH
 
 from app.pipeline.context import RunContext
+from app.pipeline.injection import strip_instructions
 from app.pipeline.passages import Passage, bm25, split_passages
 from app.pipeline.types import Document, Evidence, Selection, SelectionDecision
 from app.text import terms, words
@@ -60,6 +61,9 @@ def select_evidence(docs: list[Document], question: str, freshness_days: int, ct
         if opts.exclude_domains and domain_matches(host, opts.exclude_domains):
             decisions.append(SelectionDecision(doc.url, "dropped", "exclude_domains"))
             continue
+        if ctx.settings.blocked_domains and domain_matches(host, ctx.settings.blocked_domains):
+            decisions.append(SelectionDecision(doc.url, "dropped", "blocked_domains"))
+            continue
         if opts.include_domains and not domain_matches(host, opts.include_domains):
             decisions.append(SelectionDecision(doc.url, "dropped", "include_domains"))
             continue
@@ -72,6 +76,10 @@ def select_evidence(docs: list[Document], question: str, freshness_days: int, ct
         fresh_docs.append(doc)
 
     docs, also = collapse_duplicates(fresh_docs, decisions)
+
+    def trusted(doc: Document) -> bool:
+        return bool(ctx.settings.trusted_domains) and domain_matches(host_of(doc.url), ctx.settings.trusted_domains)
+
     q_terms = terms(question)
     passages: list[Passage] = [p for d in docs for p in split_passages(d)]
     bm25(passages, q_terms)
@@ -79,7 +87,8 @@ def select_evidence(docs: list[Document], question: str, freshness_days: int, ct
     for p in passages:
         age = document_age_days(p.doc, ctx.today)
         recency = -0.1 if age is None else (0.05 if age <= freshness_days else -0.05)
-        p.score = p.score / top + recency + (0.1 if p.doc.primary else 0.0) + 0.02 / (1 + p.doc.rank)
+        trust = (0.1 if p.doc.primary else 0.0) + (0.05 if trusted(p.doc) else 0.0) - (0.05 if p.doc.density < 0.2 else 0.0)
+        p.score = p.score / top + recency + trust + 0.02 / (1 + p.doc.rank)
 
     # One document per registrable domain: the one whose best passage scores highest.
     best_doc: dict[str, Document] = {}
@@ -101,7 +110,11 @@ def select_evidence(docs: list[Document], question: str, freshness_days: int, ct
             continue
         if per_doc.get(p.doc.url, 0) >= per_doc_cap:
             continue
-        text = p.text
+        text, planted = strip_instructions(p.text)
+        if planted:
+            decisions.append(SelectionDecision(p.doc.url, "edited", f"instructions_removed:{planted}"))
+        if not text.strip():
+            continue
         # Counted as rendered for the composer: text plus its header line (id, title, section, domain, date).
         header = f"{p.doc.title} {p.heading} {p.doc.domain}"
         tokens = ctx.tokens.count(text) if ctx.tokens else len(text) // 4

@@ -32,7 +32,7 @@ def _free_port() -> int:
 
 @pytest.fixture
 def multiworker_service(tmp_path):
-    """`uvicorn tests.deploy.multiworker_app:app --workers 2` with an empty multiprocess dir; yields
+    """`uvicorn app.main:app --workers 2` with an empty multiprocess dir; yields
     (base_url, multiproc_dir) once every worker has finished its start-up."""
     mp_dir = tmp_path / "prom"
     mp_dir.mkdir()
@@ -42,7 +42,7 @@ def multiworker_service(tmp_path):
     env.update(PROMETHEUS_MULTIPROC_DIR=str(mp_dir), GA_LOG_LEVEL="WARNING", PYTHONPATH=str(REPO_ROOT))
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "tests.deploy.multiworker_app:app", "--workers", str(WORKERS),
+            [sys.executable, "-m", "uvicorn", "app.main:app", "--workers", str(WORKERS),
              "--host", "127.0.0.1", "--port", str(port), "--no-access-log"],
             cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:

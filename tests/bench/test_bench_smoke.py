@@ -1,0 +1,66 @@
+"""Smoke test of the benchmark harness: `python -m bench.run --quick` on a few figures, through the
+real processes (uvicorn service, upstream simulators, bare app, wrk or httpx). No timing assertions:
+only that the harness runs, measures what it says, and writes its JSON and markdown."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from bench.workload import Latencies, Workload, composer_reply_text, page_key, request_of
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_workload_is_deterministic_and_its_critical_path_adds_up():
+    w = Workload(n_requests=3, latencies=Latencies(0.4, 0.3, 0.2, 1.5, 0.8))
+    again = Workload.from_json(w.to_json())
+    assert [again.fetch_delay_s(1, k) for k in range(6)] == [w.fetch_delay_s(1, k) for k in range(6)]
+    delays = [w.fetch_delay_s(1, k) for k in range(6)]
+    assert all(0.2 <= d <= 1.5 for d in delays) and len(set(delays)) > 1
+    assert w.critical_path_s(1) == 0.4 + 0.3 + max(delays) + 0.8
+    assert w.critical_path_s(1, [0]) == 0.4 + 0.3 + delays[0] + 0.8
+    assert request_of(w.question(2)) == 2 and request_of(w.planner_queries(2)[1]) == 2
+    assert page_key("http://127.0.0.9:1234/r17/p5") == (17, 5)
+    assert len(set(w.pages_of(0)) | set(w.pages_of(1))) == 12  # no page repeats between neighbours
+
+
+def test_composer_reply_cites_the_spans_it_quotes():
+    prompt = ('<evidence-ab12 id="S1" title="t" domain="d" date="unknown">\nFoo 2.0 shipped in March. More.\n'
+              '</evidence-ab12>\n\n<evidence-ab12 id="S2" title="t" domain="d" date="unknown">\nBar fell.\n'
+              '</evidence-ab12>')
+    assert composer_reply_text(prompt) == "Foo 2.0 shipped in March [S1]. Bar fell [S2]."
+
+
+def test_quick_run_writes_results_and_doc(tmp_path):
+    out_json, out_md = tmp_path / "r.json", tmp_path / "B.md"
+    proc = subprocess.run([sys.executable, "-m", "bench.run", "--quick", "--only", "latency,cache,quality",
+                           "--json", str(out_json), "--md", str(out_md)],
+                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    data = json.loads(out_json.read_text())
+    assert set(data["figures"]) == {"latency", "cache", "quality"}
+    assert data["machine"]["nproc"] >= 1 and data["machine"]["python"]
+
+    latency = data["figures"]["latency"]["result"]
+    for runs in latency["levels"].values():
+        for run in runs:
+            assert run["full_pipeline"] == run["requests"] > 0  # every answer went through compose
+            # nothing can beat the simulated critical path: a ratio below 1 means the harness is wrong
+            assert run["ratio"]["p50"] >= 1.0 and run["overhead_ms"]["p50"] >= 0
+    assert latency["naive"]["requests"] == 1 and latency["naive"]["ratio"][0] > 1.0
+
+    cache = data["figures"]["cache"]["result"]
+    assert cache["hit_kind"] in ("answer", "search")
+    assert cache["runs"] and all(r["bare"]["rps"] > 0 and r["service"]["rps"] > 0 for r in cache["runs"])
+    if cache["hit_kind"] == "answer":  # served from the answer cache: no upstream was called
+        assert all(sum(r["upstream_calls_during_service_run"].values()) == 0 for r in cache["runs"])
+
+    quality = data["figures"]["quality"]["result"]
+    assert "ours" in quality["extraction"]["results"] and "per_page" not in quality["extraction"]["results"]["ours"]
+
+    doc = out_md.read_text()
+    for heading in ("## 1. Latency", "## 3. Cache hits", "## 4. Extraction", "## Targets at a glance"):
+        assert heading in doc
+    assert "Reproduce: `scripts/bench --only latency`" in doc
