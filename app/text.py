@@ -9,7 +9,8 @@ STOP_WORDS = frozenset(
     that these those there here what which who whom whose when where why how can could should would
     may might must shall will i me my we our you your he him his she her they them their not no yes
     so than too very just also any all some each every more most other such only own same few both
-    s t don now please tell explain give show find know let get got want need like one new
+    s t don now please tell explain give show find know let get got want need like one new much many
+    current currently latest today recent recently newest nowadays
     """.split()
 )
 
@@ -32,9 +33,21 @@ def stem(word: str) -> str:
     return word[:-1] if word.endswith("e") and len(word) > 4 else word
 
 
+# Words a question and its answer use interchangeably, met on one canonical term.
+_CANON = {"cost": "pric", "pricing": "pric", "priced": "pric", "pric": "pric", "fee": "pric", "fees": "pric", "charg": "pric",
+          "launch": "releas", "shipp": "releas", "ship": "releas", "releas": "releas", "publish": "releas",
+          "won": "win", "winner": "win", "victor": "win"}
+
+
 def terms(text: str) -> list[str]:
-    """Content terms: lower-cased, stop words dropped, crudely stemmed."""
-    return [stem(w) for w in words(text) if w not in STOP_WORDS and len(w) > 1]
+    """Content terms: lower-cased, stop words dropped, crudely stemmed, synonyms met."""
+    out = []
+    for w in words(text):
+        if w in STOP_WORDS or len(w) < 2:
+            continue
+        t = stem(w)
+        out.append(_CANON.get(t, t))
+    return out
 
 
 def numbers(text: str) -> set[str]:

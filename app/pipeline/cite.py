@@ -35,7 +35,7 @@ def is_factual(sentence: str) -> bool:
     s = sentence.strip()
     if not s or s.endswith("?") or s.endswith(":") or _NON_FACTUAL.match(s):
         return False
-    return len(s.split()) >= 3
+    return bool(re.search(r"\w", s))
 
 
 def parse_draft(text: str, evidence: list[Evidence]) -> CitedAnswer:

@@ -31,10 +31,21 @@ def asked_attribute(question: str) -> str | None:
     return None
 
 
+_UNIT = re.compile(r"(?:/|per)\s?(month|mo|year|yr|user|seat)", re.I)
+_UNIT_NAMES = {"mo": "month", "yr": "year"}
+
+
 def _normalise(kind: str, value: str) -> str:
     v = value.lower().replace(",", "").replace(" ", "")
     if kind == "version":
-        v = v.removeprefix("version").removeprefix("v")
+        return v.removeprefix("version").removeprefix("v")
+    if kind == "price":
+        # "$49", "$49.00" and "49 USD" are one price; the billing unit stays part of it.
+        num = re.search(r"\d+(?:\.\d+)?", v)
+        cur = "$" if "$" in v or "usd" in v or "dollar" in v else "€" if "€" in v or "eur" in v else "£" if "£" in v or "gbp" in v else ""
+        unit = _UNIT.search(value)
+        amount = f"{float(num.group(0)):.2f}".rstrip("0").rstrip(".") if num else v
+        return f"{cur}{amount}" + (f"/{_UNIT_NAMES.get(unit.group(1).lower(), unit.group(1).lower())}" if unit else "")
     return v
 
 
@@ -54,8 +65,16 @@ def detect_conflicts(question: str, evidence: list[Evidence]) -> list[Conflict]:
                 value = _normalise(kind, m.group(0))
                 per_source.setdefault(ev.domain, Counter())[value] += 1
                 spans.setdefault((ev.domain, value), []).append(ev.span_id)
-    leading = {domain: counts.most_common(1)[0][0] for domain, counts in per_source.items() if counts}
+    # A source's leading value: its most frequent, ties to the first mentioned ("now $9.99, was $12.99").
+    leading = {domain: max(counts, key=lambda v: (counts[v], -list(counts).index(v)))
+               for domain, counts in per_source.items() if counts}
     if len(set(leading.values())) < 2:
+        return []
+    # Sources disagree only when neither mentions the other's value: a page that says "now $9.99,
+    # was $12.99" agrees with one that says "$12.99 until May, now $9.99".
+    disagree = any(leading[a] not in per_source[b] and leading[b] not in per_source[a]
+                   for a in leading for b in leading if a < b)
+    if not disagree:
         return []
     by_value: dict[str, list[str]] = {}
     for domain, value in leading.items():

@@ -11,11 +11,14 @@ import re
 from app.text import split_sentences
 
 _INSTRUCTION = re.compile(
-    r"\b(ignore|disregard|forget|override)\b[^.]{0,30}\b(previous|prior|above|earlier|preceding|all|any|your)\b[^.]{0,20}"
-    r"\b(instructions?|prompts?|directions|guidelines)\b"
+    r"\b(ignore|disregard|forget|override)\b[^.]{0,30}\b(previous|prior|above|earlier|preceding|all|any|your|their|these|the)\b"
+    r"[^.]{0,20}\b(instructions?|prompts?|directions|guidelines)\b"
+    r"|\b(ai|assistants?|language models?|llms?|chatbots?|bots?)\b[^.]{0,40}\b(reading|processing|summari[sz]ing|crawling|"
+    r"viewing|answering from)\b[^.]{0,15}\bthis\b"
     r"|\b(you are|act as|pretend to be|you must now|from now on,? you)\b[^.]{0,40}\b(ai|assistant|model|chatbot|llm|gpt)\b"
     r"|\b(system prompt|developer message|jailbreak)\b"
-    r"|\b(assistant|ai|model|chatbot|llm)s?\b[^.]{0,30}\b(must|should|shall)\b[^.]{0,20}\b(say|reply|respond|answer|output|write|include)\b"
+    r"|\b(assistant|ai|model|chatbot|llm)s?\b[^.]{0,40}\b(must|should|shall)\b[^.]{0,30}\b(say|reply|respond|answer|output|write|"
+    r"include|tell|inform|ignore)\b"
     r"|^\s*(say|reply|respond|answer|output|print|write)\s+(only\s+)?[\"'“]?[A-Z0-9_-]{3,}[\"'”]?\s*[.!]?\s*$",
     re.I,
 )

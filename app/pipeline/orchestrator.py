@@ -58,7 +58,8 @@ async def run_pipeline(turns: list[tuple[str, str]], ctx: RunContext, state: Ser
 
     with ctx.stage("gate"):
         verdict = gate.check_gate(result.evidence, result.conflicts, standalone, the_plan.freshness_days, time_sensitive,
-                                  ctx, candidates=len(candidates), usable_pages=len(docs))
+                                  ctx, candidates=len(candidates), usable_pages=len(docs),
+                                  dropped_stale=sum(d.reason.startswith("stale") for d in result.selection.decisions))
     if not verdict.passed:
         if ctx.budget_hits and verdict.reason in (AbstentionReason.no_search_results, AbstentionReason.no_usable_pages):
             # The budget, not the web, is why there is nothing: say so.

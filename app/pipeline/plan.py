@@ -20,7 +20,7 @@ from app.text import STOP_WORDS, words
 log = logging.getLogger(__name__)
 
 _FOLLOW_UP = re.compile(r"^\s*(and|what about|how about|also|and what|same for|what of)\b|\b(it|its|they|their|them|that|those|this|he|she|his|her)\b", re.I)
-_LIVE = re.compile(r"\b(price|pricing|cost|stock|status|today|now|tonight|weather|score)\b", re.I)
+_LIVE = re.compile(r"\b(prices?|pricing|costs?|stock|status|today|now|tonight|weather|score|current(ly)?|rates?|fees?)\b", re.I)
 _NEWS = re.compile(r"\b(news|latest|recent(ly)?|this (week|month)|announce[sd]?)\b", re.I)
 _YEAR = re.compile(r"\b(19|20)\d\d\b")
 

@@ -19,8 +19,9 @@ MAX_PASSAGES_PER_DOC = 3
 
 
 def document_age_days(doc: Document, today: date) -> int | None:
-    d = doc.dates.published or doc.dates.modified
-    return None if d is None else (today - d).days
+    """Age of what the page says now: a page published years ago but modified this week is current."""
+    known = [d for d in (doc.dates.published, doc.dates.modified) if d is not None]
+    return None if not known else (today - max(known)).days
 
 
 def _minhash(text: str) -> MinHash:

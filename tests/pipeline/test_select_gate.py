@@ -93,8 +93,8 @@ def test_conflicting_prices_detected_and_abstain_policy():
                         published=TODAY - timedelta(days=40))]
     conflicts = detect_conflicts("How much does the Acme Cloud Pro plan cost?", ev)
     assert len(conflicts) == 1 and conflicts[0].attribute == "price"
-    assert {v["value"] for v in conflicts[0].values} == {"$30permonth", "$25permonth"}
-    assert preferred_value(conflicts[0])["value"] == "$30permonth"  # the more recent
+    assert {v["value"] for v in conflicts[0].values} == {"$30/month", "$25/month"}
+    assert preferred_value(conflicts[0])["value"] == "$30/month"  # the more recent
     v = check_gate(ev, conflicts, "How much does the Acme Cloud Pro plan cost?", 365, False, _ctx(on_conflict="abstain"),
                    candidates=2, usable_pages=2)
     assert not v.passed and v.reason is AbstentionReason.conflicting_evidence
@@ -104,3 +104,50 @@ def test_agreeing_sources_are_not_a_conflict():
     ev = [make_evidence("S1", "The Acme Cloud Pro plan costs $30 per month.", url="https://a.example/p"),
           make_evidence("S2", "Acme Cloud Pro plan: it costs $30 per month now.", url="https://b.example/p")]
     assert detect_conflicts("How much does the Acme Cloud Pro plan cost?", ev) == []
+
+
+def test_price_formats_are_one_value_and_history_is_not_a_conflict():
+    same = [make_evidence("S1", "The Acme Cloud Pro plan costs $49 per month.", url="https://a.example/p"),
+            make_evidence("S2", "Acme Cloud Pro plan: it costs $49.00 per month.", url="https://b.example/p")]
+    assert detect_conflicts("How much does the Acme Cloud Pro plan cost?", same) == []
+    history = [make_evidence("S1", "The Acme Cloud Pro plan costs $9.99 per month now, it was $12.99 per month.",
+                             url="https://a.example/p"),
+               make_evidence("S2", "The Acme Cloud Pro plan cost $12.99 per month until May; it costs $9.99 per month now.",
+                             url="https://b.example/p")]
+    assert detect_conflicts("How much does the Acme Cloud Pro plan cost?", history) == []
+
+
+def test_recently_modified_old_page_is_current():
+    doc = make_doc("https://a.example/p", ARTICLE, published=TODAY - timedelta(days=1095))
+    doc.dates.modified = TODAY - timedelta(days=2)
+    sel = select_evidence([doc], "What does the Acme Cloud Pro plan cost?", 30, _ctx())
+    assert sel.evidence
+
+
+def test_all_stale_is_reported_as_stale():
+    v = check_gate([], [], "What is the current Acme price?", 30, True, _ctx(), candidates=2, usable_pages=2, dropped_stale=2)
+    assert not v.passed and v.reason is AbstentionReason.stale_evidence
+
+
+def test_question_anchors_must_appear_in_evidence():
+    ev = [make_evidence("S1", "The 2029 final was won by the Rovers after extra time.", url="https://a.example/p"),
+          make_evidence("S2", "In the 2029 final the Rovers won 2-1.", url="https://b.example/p")]
+    v = check_gate(ev, [], "Who won the 2031 final?", 3650, False, _ctx(), candidates=2, usable_pages=2)
+    assert not v.passed and v.reason is AbstentionReason.evidence_does_not_answer
+    assert "2031" in v.failed_checks[0]
+
+
+def test_evidence_about_other_attributes_does_not_answer():
+    ev = [make_evidence("S1", "The Zephyr X2 has a 6.4 inch display with a bright panel.", url="https://a.example/p"),
+          make_evidence("S2", "The Zephyr X2 camera takes sharp photos in daylight.", url="https://b.example/p")]
+    v = check_gate(ev, [], "What is the battery capacity of the Zephyr X2 phone?", 3650, False, _ctx(), candidates=2,
+                   usable_pages=2)
+    assert not v.passed and v.reason is AbstentionReason.evidence_does_not_answer
+
+
+def test_multi_hop_evidence_is_covered_together():
+    ev = [make_evidence("S1", "The Zephyr X2 phone is made by Nimbus Devices.", url="https://a.example/p"),
+          make_evidence("S2", "Nimbus Devices is headquartered in Tampere, Finland, a city of 250,000.", url="https://b.example/p")]
+    v = check_gate(ev, [], "In which city is the company that makes the Zephyr X2 phone headquartered?", 3650, False,
+                   _ctx(), candidates=2, usable_pages=2)
+    assert v.passed, v.failed_checks
