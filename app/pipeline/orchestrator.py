@@ -38,6 +38,9 @@ async def run_pipeline(turns: list[tuple[str, str]], ctx: RunContext, state: Ser
                                            ctx=ctx, **kwargs)
         else:
             the_plan = plan.heuristic_plan(standalone, **kwargs)
+    if not the_plan.needs_search and decision.reason == "default_grounded":
+        # The heuristics found no reason either way; the model's classification settles it.
+        return await _ungrounded(turns, Route(False, "llm_classified_stable", by="llm"), ctx, state)
     time_sensitive = route.is_time_sensitive(standalone)
     result = PipelineResult(ctx=ctx, status=GroundingStatus.grounded, content="", composer="", route=decision, plan=the_plan)
 

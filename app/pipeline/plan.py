@@ -129,6 +129,13 @@ async def llm_plan(llm, model: str, question: str, *, max_queries: int, freshnes
         queries = clean_queries(data.get("queries") or [], cap=max_queries, question=question, today=today,
                                 primary_domains=primary_domains)
         window = freshness_days or _clamp(data.get("freshness_days"), default_freshness(question, default_window))
+        if data.get("needs_search") is False:
+            # The model thinks no evidence is needed; queries are still planned in case the route
+            # overrides it (mode=always, or the heuristics already decided).
+            fallback = heuristic_plan(question, max_queries=max_queries, freshness_days=freshness_days, today=today,
+                                      primary_domains=primary_domains, default_window=default_window)
+            return Plan(queries=queries or fallback.queries, freshness_days=window, question=question, by="llm",
+                        needs_search=False)
         if not queries:
             # Asked for search (or said none needed) without a usable query: a routing fault, never
             # a silent ungrounded answer. Fall back to the heuristic queries.

@@ -70,6 +70,7 @@ class Plan:
     freshness_days: int
     question: str  # the standalone question the answer must address
     by: str = "heuristic"  # heuristic | llm
+    needs_search: bool = True  # the LLM planner's view; settles routes the heuristics left unclear
 
 
 # --- search ---------------------------------------------------------------------------------

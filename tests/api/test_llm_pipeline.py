@@ -206,3 +206,32 @@ def test_redis_down_never_fails_a_request(searxng, web, llm, service_factory):
     r = httpx.post(svc.url + "/v1/chat/completions", json=chat("What does the Acme Cloud Pro plan cost?"), timeout=30)
     assert r.status_code == 200 and r.json()["grounding"]["status"] == "grounded"
     assert httpx.get(svc.url + "/readyz").json()["checks"]["cache_ok"] is False
+
+
+def test_model_classifies_an_unclear_question_as_stable(searxng, web, llm, service_factory):
+    def reply(body):
+        if "You plan web searches" in body["messages"][0]["content"]:
+            return '{"needs_search": false, "queries": [], "freshness_days": 3650}'
+        return "A prime number has exactly two divisors: one and itself."
+
+    llm.default = reply
+    svc = _stack(searxng, web, llm, service_factory)
+    body = httpx.post(svc.url + "/v1/chat/completions", json=chat("What is a prime number?"), timeout=30).json()
+    g = body["grounding"]
+    assert g["status"] == "ungrounded" and g["route"] == {"needs_search": False, "reason": "llm_classified_stable", "by": "llm"}
+    assert searxng.queries() == []
+    # mode=always overrides the model's classification
+    forced = httpx.post(svc.url + "/v1/chat/completions", json=chat("What is a prime number?", mode="always"), timeout=30).json()
+    assert forced["grounding"]["route"]["reason"] == "mode_always" and searxng.queries()
+
+
+def test_follow_up_is_planned_as_a_standalone_question(searxng, web, llm, service_factory):
+    publish_acme(web, searxng)
+    llm.default = planner_or("Acme Cloud raised the Pro plan price to $30 per month [S1][S2].")
+    svc = _stack(searxng, web, llm, service_factory)
+    messages = [{"role": "user", "content": "Tell me about Acme Cloud."},
+                {"role": "assistant", "content": "Acme Cloud is a hosting company."},
+                {"role": "user", "content": "what about their pricing?"}]
+    httpx.post(svc.url + "/v1/chat/completions", json={"model": "x", "messages": messages}, timeout=30)
+    planner_question = [b for b in llm.bodies() if "You plan web searches" in b["messages"][0]["content"]][0]["messages"][-1]["content"]
+    assert "Acme Cloud" in planner_question and "pricing" in planner_question
