@@ -83,7 +83,7 @@ def _source_list(result: PipelineResult) -> list[dict]:
 
 def _claim(c: Claim) -> dict:
     return {"text": c.text, "source_ids": c.markers, "span_ids": c.span_ids, "quote": c.quote,
-            "supported": c.supported, "support_score": c.support, "factual": c.factual}
+            "supported": c.supported, "support_score": c.support, "factual": c.factual, "judged": c.judged}
 
 
 def build_body(result: PipelineResult, model: str, request_id: str) -> dict:

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 from app import metrics
 from app.errors import UpstreamError
 from app.pipeline import cite, compose, conflicts as conflict_stage, fetch, gate, plan, route, search
-from app.pipeline import select, verify
+from app.pipeline import judge, select, verify
 from app.pipeline.context import RunContext
 from app.pipeline.result import Abstention, PipelineResult
 from app.pipeline.types import AbstentionReason, Draft, Evidence, GroundingStatus, Route
@@ -96,8 +96,12 @@ async def run_pipeline(turns: list[tuple[str, str]], ctx: RunContext, state: Ser
     result.evidence = evidence
 
     with ctx.stage("verify"):
-        result.groundedness = verify.verify_claims(answer, evidence, mode=opts.verification,
-                                                   threshold=settings.support_threshold)
+        if opts.verification != "off":
+            verify.score_claims(answer, evidence)
+            doubtful = verify.unsettled(answer, settings.support_threshold)
+            if doubtful and state.llm is not None:
+                await judge.judge_claims(doubtful, evidence, state.llm, settings.judge_model or settings.planner_model, ctx)
+        result.groundedness = verify.apply_verdicts(answer, mode=opts.verification, threshold=settings.support_threshold)
         answer = cite.render(answer, evidence)
     result.claims, result.dropped_claims, result.cited = answer.claims, answer.dropped_claims, answer.cited
     factual_kept = [c for c in answer.claims if c.factual]

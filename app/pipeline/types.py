@@ -242,6 +242,7 @@ class Claim:
     factual: bool = True
     start: int = 0  # offsets in the final content
     end: int = 0
+    judged: bool | None = None  # the LLM judge's verdict when it was asked, else None
 
 
 @dataclass(slots=True)

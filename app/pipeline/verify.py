@@ -39,12 +39,25 @@ def support_of(claim_text: str, spans: list[Evidence]) -> tuple[float, str]:
     return round(support, 3), quote[:500]
 
 
-def verify_claims(answer: CitedAnswer, evidence: list[Evidence], *, mode: str, threshold: float) -> float | None:
+def score_claims(answer: CitedAnswer, evidence: list[Evidence]) -> None:
+    """Lexical support and best quote for every factual, cited claim."""
+    by_id = {e.span_id: e for e in evidence}
+    for claim in answer.claims:
+        if claim.factual and claim.span_ids:
+            claim.support, claim.quote = support_of(claim.text, [by_id[s] for s in claim.span_ids if s in by_id])
+
+
+def unsettled(answer: CitedAnswer, threshold: float, band: float = 0.3) -> list[Claim]:
+    """Claims the cheap check cannot settle: cited, with support near the floor either way
+    (a paraphrase scores low, a same-words-different-meaning sentence scores high)."""
+    return [c for c in answer.claims if c.factual and c.span_ids and threshold - band <= c.support < threshold + band]
+
+
+def apply_verdicts(answer: CitedAnswer, *, mode: str, threshold: float) -> float | None:
     """Mark claims; in `drop` mode move unsupported ones to dropped_claims. Returns groundedness
     (supported factual sentences / factual sentences), or None when verification is off."""
     if mode == "off":
         return None
-    by_id = {e.span_id: e for e in evidence}
     factual = 0
     supported = 0
     kept: list[Claim] = []
@@ -54,9 +67,10 @@ def verify_claims(answer: CitedAnswer, evidence: list[Evidence], *, mode: str, t
             kept.append(claim)
             continue
         factual += 1
-        if claim.span_ids:
-            claim.support, claim.quote = support_of(claim.text, [by_id[s] for s in claim.span_ids if s in by_id])
-        claim.supported = bool(claim.span_ids) and claim.support >= threshold
+        if claim.judged is None:
+            claim.supported = bool(claim.span_ids) and claim.support >= threshold
+        else:
+            claim.supported = bool(claim.span_ids) and claim.judged
         if claim.supported:
             supported += 1
             kept.append(claim)
@@ -70,3 +84,11 @@ def verify_claims(answer: CitedAnswer, evidence: list[Evidence], *, mode: str, t
             kept.append(claim)
     answer.claims = kept
     return round(supported / factual, 3) if factual else 0.0
+
+
+def verify_claims(answer: CitedAnswer, evidence: list[Evidence], *, mode: str, threshold: float) -> float | None:
+    """The lexical verifier alone (no judge)."""
+    if mode == "off":
+        return None
+    score_claims(answer, evidence)
+    return apply_verdicts(answer, mode=mode, threshold=threshold)

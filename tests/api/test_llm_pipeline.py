@@ -235,3 +235,45 @@ def test_follow_up_is_planned_as_a_standalone_question(searxng, web, llm, servic
     httpx.post(svc.url + "/v1/chat/completions", json={"model": "x", "messages": messages}, timeout=30)
     planner_question = [b for b in llm.bodies() if "You plan web searches" in b["messages"][0]["content"]][0]["messages"][-1]["content"]
     assert "Acme Cloud" in planner_question and "pricing" in planner_question
+
+
+def _judge_aware(composer, judge):
+    base = planner_or(composer)
+
+    def reply(body):
+        if body["messages"][0]["content"].startswith("You check whether a claim"):
+            return judge(body)
+        return base(body)
+
+    return reply
+
+
+def test_judge_settles_a_paraphrase_the_lexical_check_doubts(searxng, web, llm, service_factory):
+    publish_acme(web, searxng)
+    # A faithful paraphrase: few of its words appear in the span, so the lexical check cannot settle it.
+    paraphrase = "Subscribers of Acme Cloud Pro now pay $30 monthly after the increase [S1]."
+    seen = []
+
+    def judge(body):
+        seen.append(body["messages"][-1]["content"])
+        return '{"supported": true, "quote": "Acme Cloud raised the price of its Pro plan to $30 per month"}'
+
+    llm.default = _judge_aware("Acme Cloud raised the Pro plan price to $30 per month [S1][S2]. " + paraphrase, judge)
+    svc = _stack(searxng, web, llm, service_factory)
+    body = httpx.post(svc.url + "/v1/chat/completions", json=chat("What does the Acme Cloud Pro plan cost?"), timeout=30).json()
+    claims = body["grounding"]["claims"]
+    judged = [c for c in claims if c["judged"] is not None]
+    assert seen and judged and judged[0]["supported"] and "Subscribers" in judged[0]["text"]
+    assert "Subscribers" in body["choices"][0]["message"]["content"]
+    assert body["grounding"]["cost"]["tokens"]  # the judge's tokens are booked too
+
+
+def test_judge_with_an_invented_quote_is_not_believed(searxng, web, llm, service_factory):
+    publish_acme(web, searxng)
+    paraphrase = "Subscribers of Acme Cloud Pro now pay $30 monthly after the increase [S1]."
+    llm.default = _judge_aware("Acme Cloud raised the Pro plan price to $30 per month [S1][S2]. " + paraphrase,
+                               lambda body: '{"supported": true, "quote": "Acme Cloud Pro subscribers pay $30 monthly."}')
+    svc = _stack(searxng, web, llm, service_factory)
+    body = httpx.post(svc.url + "/v1/chat/completions", json=chat("What does the Acme Cloud Pro plan cost?"), timeout=30).json()
+    assert "Subscribers" not in body["choices"][0]["message"]["content"]
+    assert any("Subscribers" in c["text"] and c["judged"] is False for c in body["grounding"]["dropped_claims"])
