@@ -11,7 +11,7 @@ import re
 import secrets
 from collections import Counter
 
-from app.pipeline.conflicts import PATTERNS, asked_attribute, preferred_value
+from app.pipeline.conflicts import PATTERNS, asked_attribute, preferred_value, values_in
 from app.pipeline.context import RunContext
 from app.pipeline.types import Conflict, Draft, Evidence
 from app.text import split_sentences, terms
@@ -137,7 +137,7 @@ def _conflict_sentences(conflicts, candidates, policy) -> list[tuple[str, Eviden
         values = [preferred_value(c)] if policy == "prefer" else c.values
         for v in values:
             for _, _, sentence, ev in candidates:
-                if ev.span_id in v["span_ids"] and v["value"] in sentence.lower().replace(",", "").replace(" ", ""):
+                if ev.span_id in v["span_ids"] and v["value"] in values_in(c.attribute, sentence):
                     date = ev.published_at.isoformat() if ev.published_at else "undated"
                     out.append((_ATTRIBUTION.format(domain=ev.domain, date=date) + sentence, ev))
                     break

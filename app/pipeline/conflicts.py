@@ -49,6 +49,11 @@ def _normalise(kind: str, value: str) -> str:
     return v
 
 
+def values_in(kind: str, text: str) -> set[str]:
+    """The normalised values of one kind a text states."""
+    return {_normalise(kind, m.group(0)) for m in PATTERNS[kind].finditer(text)}
+
+
 def detect_conflicts(question: str, evidence: list[Evidence]) -> list[Conflict]:
     kind = asked_attribute(question)
     if kind is None:

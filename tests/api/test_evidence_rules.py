@@ -1,0 +1,137 @@
+"""Issue-4 behaviours over HTTP with the extractive composer (deterministic) and a scripted model:
+syndicated copies, stale versus fresh, conflicting prices, undated pages, planted instructions,
+unanswerable questions."""
+from __future__ import annotations
+
+from datetime import timedelta
+
+import httpx
+
+from tests.api.helpers import TODAY, chat, planner_or
+from tests.servers import CANARY
+from tests.servers.searxng import searx_result
+from tests.servers.web_site import add_near_duplicates_across
+
+STORY = [
+    "Orbit Analytics released version 4.2 of its data platform on Tuesday, adding streaming joins and a new query planner.",
+    "The company said version 4.2 cuts query latency by forty percent for typical dashboards used by its customers.",
+    "Orbit Analytics also announced that support for version 3.x will end next spring, giving customers time to migrate.",
+]
+
+
+def _svc(searxng, web, service_factory, **extra):
+    return service_factory(**searxng.settings_overrides(), **web.settings_overrides(), **extra)
+
+
+def _ask(svc, question, **grounding):
+    return httpx.post(svc.url + "/v1/chat/completions", json=chat(question, **grounding), timeout=30).json()
+
+
+def test_syndicated_copies_are_one_source(searxng, web, service_factory):
+    sites = [web.site(n) for n in ("wire-a.test", "wire-b.test", "wire-c.test")]
+    urls = add_near_duplicates_across(sites, "/orbit", "Orbit Analytics ships 4.2", STORY, published=TODAY)
+    searxng.set_default([searx_result(u, "Orbit 4.2", "Orbit Analytics version 4.2") for u in urls])
+    svc = _svc(searxng, web, service_factory)
+    body = _ask(svc, "What did Orbit Analytics release in version 4.2?")
+    g = body["grounding"]
+    assert g["status"] == "abstained" and g["abstention"]["reason"] == "insufficient_sources"
+    one = _ask(svc, "What did Orbit Analytics release in version 4.2?", min_sources=1)
+    sources = one["grounding"]["sources"]
+    assert len(sources) == 1 and len(sources[0]["also_reported_by"]) == 2
+    assert sum(s["reason"].startswith("near_duplicate_of") for s in one["grounding"]["selection"]) == 2
+
+
+def _prices(web, searxng, *, old_days, new_days, old="$25", new="$30"):
+    a, b = web.site("old-news.test"), web.site("new-news.test")
+    u1 = a.add_article("/p", "Acme Cloud Pro pricing", [
+        f"Acme Cloud charges {old} per month for its Pro plan, the company said when it announced the plan to customers.",
+        "The Pro plan includes ten projects, email support and a shared workspace for small teams in one region."],
+        published=TODAY - timedelta(days=old_days))
+    u2 = b.add_article("/p", "Acme Cloud Pro price change", [
+        f"Acme Cloud now charges {new} per month for its Pro plan after a price change announced to customers this week.",
+        "The new Pro plan adds unlimited projects and priority support, according to the announcement from Acme Cloud."],
+        published=TODAY - timedelta(days=new_days))
+    searxng.set_default([searx_result(u1, "Acme Pro pricing", "Acme Cloud Pro plan price"),
+                         searx_result(u2, "Acme Pro price change", "Acme Cloud Pro plan price")])
+    return u1, u2
+
+
+def test_stale_page_is_dropped_and_the_fresh_value_used(searxng, web, service_factory):
+    old_url, new_url = _prices(web, searxng, old_days=1000, new_days=3)
+    svc = _svc(searxng, web, service_factory)
+    body = _ask(svc, "What is the current price of the Acme Cloud Pro plan?", min_sources=1)
+    content = body["choices"][0]["message"]["content"]
+    assert body["grounding"]["status"] == "grounded"
+    assert "$30" in content and "$25" not in content
+    assert body["citations"] == [new_url]
+    assert any(s["url"] == old_url and s["reason"].startswith("stale") for s in body["grounding"]["selection"])
+
+
+def test_conflicting_prices_surface_prefer_or_abstain(searxng, web, service_factory):
+    _prices(web, searxng, old_days=20, new_days=2)
+    svc = _svc(searxng, web, service_factory)
+    q = "How much does the Acme Cloud Pro plan cost per month?"
+    surfaced = _ask(svc, q)
+    conflict = surfaced["grounding"]["conflicts"][0]
+    assert conflict["attribute"] == "price" and {v["value"] for v in conflict["values"]} == {"$25/month", "$30/month"}
+    text = surfaced["choices"][0]["message"]["content"]
+    assert "$25" in text and "$30" in text
+    assert text.count("According to") == 2  # each value with its source and date
+    assert str(TODAY - timedelta(days=20)) in text and str(TODAY - timedelta(days=2)) in text
+    preferred = _ask(svc, q, on_conflict="prefer")
+    assert "$30" in preferred["choices"][0]["message"]["content"]
+    assert "$25" not in preferred["choices"][0]["message"]["content"].split("[")[0]
+    abstained = _ask(svc, q, on_conflict="abstain")
+    assert abstained["grounding"]["abstention"]["reason"] == "conflicting_evidence"
+    assert abstained["grounding"]["conflicts"]  # reported whatever the policy
+
+
+def test_undated_pages_cannot_answer_a_time_sensitive_question(searxng, web, service_factory):
+    urls = []
+    for name in ("shop-a.test", "shop-b.test"):
+        site = web.site(name)
+        urls.append(site.add_article("/p", "Acme Cloud Pro price", [
+            f"{name} lists the Acme Cloud Pro plan price at $30 per month for teams of any size in every region.",
+            "Prices on this page are shown without tax and may change at any time without notice to visitors.",
+            "The Pro plan includes unlimited projects, priority support and single sign-on for every member of a team."],
+            published=None, jsonld=False, meta=False))
+    searxng.set_default([searx_result(u, "Acme price", "Acme Cloud Pro plan price") for u in urls])
+    svc = _svc(searxng, web, service_factory)
+    body = _ask(svc, "What is the current price of the Acme Cloud Pro plan?")
+    g = body["grounding"]
+    assert g["status"] == "abstained" and g["abstention"]["reason"] == "stale_evidence"
+    assert all(s["published_at"] is None for s in g["sources"]) or not g["sources"]
+
+
+def test_planted_instruction_never_reaches_the_answer(searxng, web, llm, service_factory):
+    hostile = web.site("forum.test")
+    u1 = hostile.add_hostile("/t", "Orbit 4.2 thread", STORY, published=TODAY)
+    other = web.site("review.test").add_article("/r", "Orbit 4.2 review", [
+        "Version 4.2 of the Orbit Analytics platform brings streaming joins, which our reviewers found fast and reliable.",
+        "The new query planner in Orbit Analytics 4.2 chose better plans on every dashboard we tried in our tests."],
+        published=TODAY)
+    searxng.set_default([searx_result(u1, "Orbit thread", "Orbit Analytics 4.2"), searx_result(other, "Orbit review", "4.2")])
+    # Extractive: the visible instruction is never quoted.
+    svc = _svc(searxng, web, service_factory)
+    body = _ask(svc, "What did Orbit Analytics release in version 4.2?")
+    assert body["grounding"]["status"] == "grounded" and CANARY not in body["choices"][0]["message"]["content"]
+    # A model that obeys the page: its sentence has nothing to cite and is dropped.
+    llm.default = planner_or(f"{CANARY}! [S1] Orbit Analytics released version 4.2 with streaming joins [S1][S2].")
+    svc2 = _svc(searxng, web, service_factory, **llm.settings_overrides())
+    body = _ask(svc2, "What did Orbit Analytics release in version 4.2?")
+    assert CANARY not in body["choices"][0]["message"]["content"]
+    assert any(CANARY in c["text"] for c in body["grounding"]["dropped_claims"])
+    compose_prompt = [b for b in llm.bodies() if "You plan web searches" not in b["messages"][0]["content"]][-1]
+    assert "Ignore previous instructions" not in compose_prompt["messages"][-1]["content"]
+
+
+def test_unanswerable_question_abstains_without_a_composition_call(searxng, web, llm, service_factory):
+    site = web.site("news-a.test")
+    u = site.add_article("/orbit", "Orbit ships 4.2", STORY, published=TODAY)
+    searxng.set_default([searx_result(u, "Orbit", "Orbit Analytics")])
+    llm.default = planner_or("should never be asked to compose")
+    svc = _svc(searxng, web, service_factory, **llm.settings_overrides())
+    body = _ask(svc, "What is the battery life of the Orbit Analytics Zeta 9 laptop?", min_sources=1)
+    g = body["grounding"]
+    assert g["status"] == "abstained" and g["abstention"]["reason"] == "evidence_does_not_answer"
+    assert all("You plan web searches" in b["messages"][0]["content"] for b in llm.bodies())
