@@ -48,6 +48,12 @@ class Settings(BaseSettings):
     corpus_dir: Path = REPO_ROOT / "corpus" / "sample"
     corpus_index_path: Path | None = None  # None = build in memory at start-up
 
+    # --- reranking (off by default; BM25 on the question ranks passages)
+    reranker: str | None = None  # e.g. "cross-encoder"
+    reranker_path: Path | None = None
+    reranker_weight: float = 0.5  # share of the final passage score that comes from the reranker
+    rerank_top_k: int = 30
+
     # --- fetching
     fetch_proxy: str | None = None
     fetch_timeout_s: float = 6.0

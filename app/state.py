@@ -9,6 +9,7 @@ import httpx
 from app.pipeline.singleflight import SingleFlight
 from app.providers.cache.base import Cache, build_cache
 from app.providers.llm.base import ChatModel, build_chat_model
+from app.providers.rerank.base import Reranker, build_reranker
 from app.providers.search.base import SearchProvider, build_search_provider
 from app.settings import Settings
 from app.tokens import TokenCounter
@@ -26,6 +27,7 @@ def load_builtin_providers() -> None:
     import app.providers.search.brave  # noqa: F401
     import app.providers.search.serper  # noqa: F401
     import app.providers.search.tavily  # noqa: F401
+    import app.providers.rerank.cross_encoder  # noqa: F401
 
 
 @dataclass
@@ -37,6 +39,7 @@ class ServiceState:
     cache: Cache
     tokens: TokenCounter
     llm: ChatModel | None = None
+    reranker: Reranker | None = None
     flights: SingleFlight = field(default_factory=SingleFlight)
     extra: dict = field(default_factory=dict)
 
@@ -61,6 +64,7 @@ class ServiceState:
             cache=build_cache(settings),
             tokens=TokenCounter(settings.tiktoken_cache_dir, settings.token_encoding),
             llm=build_chat_model("openai", settings) if settings.llm_enabled else None,
+            reranker=build_reranker(settings),
         )
 
     async def aclose(self) -> None:

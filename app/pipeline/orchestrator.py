@@ -55,7 +55,7 @@ async def run_pipeline(turns: list[tuple[str, str]], ctx: RunContext, state: Ser
     result.pages, docs = retrieval.pages, retrieval.documents
     result.evidence_versions = {d.url: d.content_hash for d in docs}
     with ctx.stage("select"):
-        result.selection = select.select_evidence(docs, standalone, the_plan.freshness_days, ctx)
+        result.selection = select.select_evidence(docs, standalone, the_plan.freshness_days, ctx, reranker=state.reranker)
         result.evidence = result.selection.evidence
         result.conflicts = conflict_stage.detect_conflicts(standalone, result.evidence)
 
@@ -214,5 +214,5 @@ async def gather_context(query: str, ctx: RunContext, state: ServiceState):
                                                 flights=state.flights)
     with ctx.stage("select"):
         selection = select.select_evidence(retrieval.documents, query, the_plan.freshness_days, ctx,
-                                           per_doc_cap=opts.max_evidence, count_headers=False)
+                                           per_doc_cap=opts.max_evidence, count_headers=False, reranker=state.reranker)
     return the_plan, selection

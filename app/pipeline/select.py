@@ -51,7 +51,7 @@ def collapse_duplicates(docs: list[Document], decisions: list[SelectionDecision]
 
 
 def select_evidence(docs: list[Document], question: str, freshness_days: int, ctx: RunContext, *,
-                    per_doc_cap: int = MAX_PASSAGES_PER_DOC, count_headers: bool = True) -> Selection:
+                    per_doc_cap: int = MAX_PASSAGES_PER_DOC, count_headers: bool = True, reranker=None) -> Selection:
     """`count_headers`: budget the text as the composer sees it (with its header line); /v1/context
     budgets the block text alone, which is what it returns."""
     opts = ctx.options
@@ -85,6 +85,9 @@ def select_evidence(docs: list[Document], question: str, freshness_days: int, ct
     passages: list[Passage] = [p for d in docs for p in split_passages(d)]
     bm25(passages, q_terms)
     top = max((p.score for p in passages), default=0.0) or 1.0
+    if reranker is not None and passages:
+        _rerank(reranker, question, passages, top, ctx)
+        top = 1.0
     for p in passages:
         age = document_age_days(p.doc, ctx.today)
         recency = -0.1 if age is None else (0.05 if age <= freshness_days else -0.05)
@@ -136,3 +139,16 @@ def select_evidence(docs: list[Document], question: str, freshness_days: int, ct
     for url in {e.url for e in evidence}:
         decisions.append(SelectionDecision(url, "kept", "evidence"))
     return Selection(evidence=evidence, decisions=decisions, prompt_tokens=used)
+
+
+def _rerank(reranker, question: str, passages: list[Passage], top: float, ctx: RunContext) -> None:
+    """Blend the reranker's view into the top-k lexical scores (both scaled to 0..1)."""
+    k = ctx.settings.rerank_top_k
+    head = sorted(passages, key=lambda p: -p.score)[:k]
+    scores = reranker.score(question, [f"{p.heading}\n{p.text}" for p in head])
+    lo, hi = min(scores, default=0.0), max(scores, default=0.0)
+    w = ctx.settings.reranker_weight
+    for p in passages:
+        p.score = (1 - w) * p.score / top if p in head else 0.0
+    for p, s in zip(head, scores):
+        p.score += w * ((s - lo) / (hi - lo) if hi > lo else 1.0)
