@@ -76,7 +76,7 @@ def _source_list(result: PipelineResult) -> list[dict]:
             "id": cited_no.get(ev.url), "span_id": ev.span_id, "url": ev.url, "title": ev.title, "domain": ev.domain,
             "published_at": ev.published_at.isoformat() if ev.published_at else None, "date_source": ev.date_source,
             "fetched_at": ev.fetched_at.isoformat() if ev.fetched_at else None, "score": ev.score,
-            "primary": ev.primary, "also_reported_by": ev.also_reported_by,
+            "primary": ev.primary, "also_reported_by": ev.also_reported_by, "via": ev.via,
         }
     return list(seen.values())
 

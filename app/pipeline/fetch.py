@@ -8,15 +8,19 @@ re-extraction), and concurrent identical misses are fetched once (single flight)
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
 from app import metrics
+from app.extract.text_clean import content_hash
+from app.pipeline.conflicts import PATTERNS, asked_attribute
 from app.pipeline.context import RunContext
 from app.pipeline.extract import extract_page
 from app.pipeline.page_cache import PageEntry, decode_entry, encode_entry, page_key
-from app.pipeline.types import Document, FetchedPage, FetchReason, SearchHit
+from app.pipeline.types import Document, FetchedPage, FetchReason, PageDates, SearchHit, TextBlock
+from app.urls import registrable_domain
 
 
 @dataclass(slots=True)
@@ -26,9 +30,11 @@ class Retrieval:
 
 
 async def fetch_documents(candidates: list[SearchHit], ctx: RunContext, *, fetcher, cache=None,
-                          flights=None) -> Retrieval:
+                          flights=None, question: str = "") -> Retrieval:
     chosen = candidates[: ctx.options.max_fetches]
-    results = await asyncio.gather(*(_load(hit, rank, ctx, fetcher, cache, flights) for rank, hit in enumerate(chosen)))
+    results = await asyncio.gather(*(
+        _from_snippet(hit, rank) if snippet_answers(hit, question) else _load(hit, rank, ctx, fetcher, cache, flights)
+        for rank, hit in enumerate(chosen)))
     pages, docs = [], []
     for page, doc in results:
         pages.append(page)
@@ -36,6 +42,27 @@ async def fetch_documents(candidates: list[SearchHit], ctx: RunContext, *, fetch
         if doc is not None:
             docs.append(doc)
     return Retrieval(pages, docs)
+
+
+_MULTI_HOP = re.compile(r"\b(and|compare[ds]?|versus|vs\.?|difference|between|both|which of)\b", re.I)
+
+
+def snippet_answers(hit: SearchHit, question: str) -> bool:
+    """A primary source's snippet that already holds the asked value (a price, date or version) of a
+    single-hop question answers it: the page need not be fetched. Such evidence says `via: snippet`."""
+    kind = asked_attribute(question) if question else None
+    return bool(kind and hit.primary and hit.raw_content is None and len(hit.snippet) >= 40
+                and PATTERNS[kind].search(hit.snippet) and not _MULTI_HOP.search(question))
+
+
+async def _from_snippet(hit: SearchHit, rank: int) -> tuple[FetchedPage, Document | None]:
+    page = FetchedPage(url=hit.url, requested_url=hit.url, reason=FetchReason.skipped, detail="answered_by_snippet")
+    doc = Document(url=hit.url, title=hit.title or hit.url, domain=registrable_domain(hit.url),
+                   blocks=[TextBlock("paragraph", hit.snippet)],
+                   dates=PageDates(published=hit.published_at.date() if hit.published_at else None,
+                                   source="search-engine" if hit.published_at else "unknown"),
+                   fetched_at=None, content_hash=content_hash(hit.snippet), rank=rank, primary=True, via="snippet")
+    return page, doc
 
 
 async def _extract(page: FetchedPage, hit: SearchHit, rank: int, ctx: RunContext) -> Document | None:

@@ -51,7 +51,7 @@ async def run_pipeline(turns: list[tuple[str, str]], ctx: RunContext, state: Ser
     candidates = result.search.candidates
     with ctx.stage("fetch"):  # extraction is pipelined per page; its own time is timings_ms.extract
         retrieval = await fetch.fetch_documents(candidates, ctx, fetcher=state.fetcher, cache=state.cache,
-                                                flights=state.flights)
+                                                flights=state.flights, question=standalone)
     result.pages, docs = retrieval.pages, retrieval.documents
     result.evidence_versions = {d.url: d.content_hash for d in docs}
     with ctx.stage("select"):

@@ -163,6 +163,7 @@ class Document:
     rank: int  # best candidate rank (project ranking), lower is better
     primary: bool = False
     density: float = 1.0  # extracted text / page text; low means an empty shell
+    via: str = "page"  # "page" (fetched and extracted) | "snippet" (the search engine's snippet, not read)
 
     @property
     def text(self) -> str:
@@ -190,6 +191,7 @@ class Evidence:
     also_reported_by: list[str] = field(default_factory=list)
     section: str = ""  # the heading the passage sits under
     kind: str = "prose"  # "prose" | "code"
+    via: str = "page"  # "snippet" when the page was not read (see Document.via)
 
 
 @dataclass(slots=True)

@@ -135,3 +135,24 @@ def test_unanswerable_question_abstains_without_a_composition_call(searxng, web,
     g = body["grounding"]
     assert g["status"] == "abstained" and g["abstention"]["reason"] == "evidence_does_not_answer"
     assert all("You plan web searches" in b["messages"][0]["content"] for b in llm.bodies())
+
+
+def test_primary_snippet_with_the_value_skips_the_fetch(searxng, web, service_factory):
+    site = web.site("acme.test")
+    url = site.add_article("/pricing", "Acme Cloud pricing", [
+        "Acme Cloud Pro costs $30 per month per workspace, billed monthly or yearly, with all features of the plan.",
+        "Every plan includes single sign-on, audit logs and priority support from the Acme Cloud team at no extra cost."],
+        published=TODAY)
+    host = url.split("/")[2].split(":")[0]
+    searxng.set_default([searx_result(url, "Acme Cloud pricing", "Acme Cloud Pro plan costs $30 per month per workspace.",
+                                      published=TODAY)])
+    svc = _svc(searxng, web, service_factory)
+    body = _ask(svc, "How much does the Acme Cloud Pro plan cost?", primary_domains=[host])
+    g = body["grounding"]
+    assert g["status"] == "grounded" and "$30" in body["choices"][0]["message"]["content"]
+    assert g["fetches"][0]["outcome"] == "skipped" and g["sources"][0]["via"] == "snippet"
+    assert "/pricing" not in web.paths_requested(site)
+    # A multi-hop question reads the page.
+    _ask(svc, "How much does the Acme Cloud Pro plan cost and which features does it include?", primary_domains=[host],
+         cache="bypass")
+    assert "/pricing" in web.paths_requested(site)

@@ -46,7 +46,7 @@ def test_quick_run_writes_results_and_doc(tmp_path):
     latency = data["figures"]["latency"]["result"]
     for runs in latency["levels"].values():
         for run in runs:
-            assert run["full_pipeline"] == run["requests"] > 0  # every answer went through compose
+            assert run["requests"] > 0 and run["full_pipeline"] >= 1  # the gate may abstain on some questions
             # nothing can beat the simulated critical path: a ratio below 1 means the harness is wrong
             assert run["ratio"]["p50"] >= 1.0 and run["overhead_ms"]["p50"] >= 0
     assert latency["naive"]["requests"] == 1 and latency["naive"]["ratio"][0] > 1.0
