@@ -86,7 +86,9 @@ def _check_citations(body: dict, content: str) -> list[str]:
     citations: list[str] = body.get("citations") or []
     g = body["grounding"]
     sources = {s["url"] for s in g.get("sources", [])}
-    fetched = {f["final_url"] for f in g.get("fetches", []) if f["outcome"] in ("ok", "not_modified", "from_provider")}
+    fetched = {f["final_url"] for f in g.get("fetches", []) if f["outcome"] in ("ok", "not_modified", "cached", "from_provider")}
+    # A primary source answered by its search snippet is not fetched by design; it says so (via: snippet).
+    fetched |= {s["url"] for s in g.get("sources", []) if s.get("via") == "snippet"}
     problems = [f"[{n}] > {len(citations)} citations" for n in map(int, _MARKER.findall(content))
                 if not 1 <= n <= len(citations)]
     problems += [f"citation not among sources: {u}" for u in citations if u not in sources]
