@@ -245,6 +245,7 @@ def build_trace(result: PipelineResult, body: dict) -> dict:
         "evidence": [{"span_id": e.span_id, "url": e.url, "score": e.score, "tokens": e.tokens, "text": e.text}
                      for e in result.evidence],
         "evidence_tokens": result.selection.prompt_tokens if result.selection else 0,
+        "conflicts": body["grounding"]["conflicts"],
         "claims": body["grounding"]["claims"],
         "dropped_claims": body["grounding"]["dropped_claims"],
         "status": body["grounding"]["status"],
