@@ -19,11 +19,17 @@ from dataclasses import dataclass, field
 
 from selectolax.lexbor import LexborHTMLParser
 
+from app.extract.fallback import readability_blocks
 from app.extract.html_blocks import PageTree, RawBlock, build_tree
 from app.extract.text_clean import collapse_spaces, strip_invisible
 from app.pipeline.types import TextBlock
 
 MIN_MAIN_CHARS = 200  # under this much kept text a page is an empty shell, whatever else it has
+# Our selection kept under FALLBACK_MAX_CHARS of a page showing at least FALLBACK_MIN_PAGE_CHARS:
+# ask readability-lxml too (slow, so only here) and take its answer if it finds much more.
+FALLBACK_MAX_CHARS = 200
+FALLBACK_MIN_PAGE_CHARS = 1000
+FALLBACK_SHARE = 0.0
 _SHELL_RE = re.compile(
     r"enable javascript|javascript is (?:disabled|required)|turn on javascript|"
     r"you need to enable|browser (?:is not|isn't) supported|"
@@ -64,12 +70,21 @@ def extract_html(html: str | bytes, url: str | None = None) -> Extraction:
         return Extraction(title=title)
     tree = build_tree(body)
     blocks = select_main_blocks(tree)
+    if needs_second_opinion(blocks, tree.all_chars):
+        other = [b for b in readability_blocks(html) if not is_furniture(b.text)]
+        if sum(len(b.text) for b in other) > 2 * sum(len(b.text) for b in blocks):
+            blocks = other
     text_blocks = [TextBlock(kind=b.kind, text=b.text, level=b.level) for b in blocks]
     text_blocks = _drop_title_repeat(text_blocks, title)
     main_chars = sum(len(b.text) for b in text_blocks)
     density = min(1.0, main_chars / tree.all_chars) if tree.all_chars else 0.0
     return Extraction(title=title, blocks=text_blocks, density=density,
                       is_shell=looks_like_shell(text_blocks, main_chars))
+
+
+def needs_second_opinion(blocks: list[RawBlock], page_chars: int) -> bool:
+    kept = sum(len(b.text) for b in blocks)
+    return page_chars >= FALLBACK_MIN_PAGE_CHARS and (kept < FALLBACK_MAX_CHARS or kept < FALLBACK_SHARE * page_chars)
 
 
 def page_title(parser: LexborHTMLParser) -> str:
@@ -91,7 +106,17 @@ def block_value(block: RawBlock) -> float:
         return -float(size)
     if size < 25 and block.kind != "heading":
         return -5.0
-    return size * (1.0 - link_density)
+    value = size * (1.0 - link_density)
+    if block.kind in WEAK_KINDS:
+        value *= WEAK_KIND_FACTOR
+    if PROSE_BONUS and block.kind == "paragraph":
+        value += PROSE_BONUS * min(block.text.count(", ") + block.text.count(". "), 10)
+    return value
+
+
+WEAK_KINDS = frozenset({"list", "table"})
+WEAK_KIND_FACTOR = 1.0
+PROSE_BONUS = 30.0
 
 
 def select_main_blocks(tree: PageTree) -> list[RawBlock]:
@@ -123,13 +148,70 @@ def select_main_blocks(tree: PageTree) -> list[RawBlock]:
     best = max(range(len(score)), key=lambda i: score[i] * boost[max(0, hint[i])])
     if score[best] <= 0:
         return []
-    end = tree.end[best]
-    return [b for b in tree.blocks if best <= b.owner <= end and _keep(b, tree, best)]
+    spans = [(best, tree.end[best])] + _strong_siblings(tree, score, best)
+    inside: list[tuple[RawBlock, int, bool]] = []
+    for b in tree.blocks:
+        for root, end in spans:
+            if root <= b.owner <= end:
+                inside.append((b, root, _keep(b, tree, root)))
+                break
+    return _drop_link_containers(tree, inside)
+
+
+LINK_CONTAINER_DENSITY = 0.5
+
+
+def _drop_link_containers(tree: PageTree, inside: list[tuple[RawBlock, int, bool]]) -> list[RawBlock]:
+    """Inside the article, a container whose text is mostly links (a teaser grid, "more stories"
+    made of headline + blurb pairs) goes as a whole even when each block alone passed."""
+    chars: dict[int, int] = {}
+    links: dict[int, int] = {}
+    parent = tree.parent
+    for b, root, _ in inside:
+        node = b.owner
+        while node > root:
+            chars[node] = chars.get(node, 0) + len(b.text)
+            links[node] = links.get(node, 0) + b.link_chars
+            node = parent[node]
+    out = []
+    for b, root, keep in inside:
+        if not keep:
+            continue
+        node, ok = b.owner, True
+        while node > root:
+            if links[node] > LINK_CONTAINER_DENSITY * chars[node]:
+                ok = False
+                break
+            node = parent[node]
+        if ok:
+            out.append(b)
+    return out
+
+
+SIBLING_SHARE = 0.2
+
+
+def _strong_siblings(tree: PageTree, score: list[float], best: int) -> list[tuple[int, int]]:
+    """Siblings of the winner that score well on their own: an article split into several
+    containers (text, then an ad slot, then more text) keeps all its parts."""
+    par = tree.parent[best]
+    if par < 0:
+        return []
+    threshold = max(SIBLING_MIN, SIBLING_SHARE * score[best])
+    out, node, end = [], par + 1, tree.end[par]
+    while node <= end:
+        if node != best and score[node] >= threshold and tree.hint[node] >= 0:
+            out.append((node, tree.end[node]))
+        node = tree.end[node] + 1
+    return out
+
+
+SIBLING_MIN = 100.0
 
 
 # Short lines that are page furniture on any site: bylines, datelines, credits, calls to action.
 _BOILERPLATE_RE = re.compile(
-    r"^(?:by |posted |updated |published |photo:|image:|credit:|source:|related:|read more|see also"
+    r"^(?:photo:|image:|credit:|source:|related:|read more|see also"
     r"|advertisement|sponsored|share this|follow us|sign up|subscribe|click here|you may also like"
     r"|have a tip|recommended|more from|copyright|\(c\) )"
     r"|©|all rights reserved|getty images|\bap photo\b|/ reuters\b|newsletter|terms of (?:use|service)"
@@ -137,14 +219,24 @@ _BOILERPLATE_RE = re.compile(
     re.I,
 )
 _BOILERPLATE_MAX_CHARS = 220
+# Byline / dateline openers only mark furniture on a short line ("Posted on social media by ..."
+# can open a real paragraph).
+_BYLINE_RE = re.compile(r"^(?:by|posted|updated|published|last updated|first published)\b", re.I)
+_BYLINE_MAX_CHARS = 100
+# A line that is only a date and time ("November 19, 2019 6:30 AM", "18 Nov 2019, 19:09 GMT").
+_DATE_WORDS_RE = re.compile(
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+    r"|\b(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?|\b(?:am|pm|a\.m\.|p\.m\.|at|on|gmt|utc|bst|cet"
+    r"|[ecmp][sd]t|et)\b|\d",
+    re.I,
+)
+_DATELINE_MAX_CHARS = 60
 
 
 def _keep(block: RawBlock, tree: PageTree, winner: int) -> bool:
     """Drop boilerplate inside the article: link lists, furniture lines, blocks under a negative element."""
     size = len(block.text)
-    if not size or block.link_chars / size > 0.5:
-        return False
-    if size <= _BOILERPLATE_MAX_CHARS and _BOILERPLATE_RE.search(block.text):
+    if not size or block.link_chars / size > 0.5 or is_furniture(block.text):
         return False
     protected, node = False, block.owner
     while node > winner:
@@ -154,6 +246,23 @@ def _keep(block: RawBlock, tree: PageTree, winner: int) -> bool:
         protected = protected or h > 0
         node = tree.parent[node]
     return True
+
+
+def is_furniture(text: str) -> bool:
+    """A short line that is page furniture wherever it appears: byline, dateline, credit, prompt."""
+    size = len(text)
+    if size <= _BOILERPLATE_MAX_CHARS and _BOILERPLATE_RE.search(text):
+        return True
+    if size <= _BYLINE_MAX_CHARS and _BYLINE_RE.search(text):
+        return True
+    return size <= _DATELINE_MAX_CHARS and _is_dateline(text)
+
+
+def _is_dateline(text: str) -> bool:
+    if not any(c.isdigit() for c in text):
+        return False
+    rest = _DATE_WORDS_RE.sub("", text)
+    return sum(c.isalpha() for c in rest) <= 2
 
 
 def _drop_title_repeat(blocks: list[TextBlock], title: str) -> list[TextBlock]:

@@ -1,5 +1,6 @@
 """The orchestrator: route → plan → search → fetch → extract → select → gate → compose → cite →
-verify → answer or abstain. It reads like the product; each stage lives in its own module."""
+verify → answer or abstain. `run_pipeline` reads like the product; each stage lives in its own module,
+and the helpers below only wire a stage to the run's context and timings."""
 from __future__ import annotations
 
 import logging
@@ -11,73 +12,101 @@ from app.pipeline import cite, compose, conflicts as conflict_stage, fetch, gate
 from app.pipeline import judge, select, verify
 from app.pipeline.context import RunContext
 from app.pipeline.result import Abstention, PipelineResult
-from app.pipeline.types import AbstentionReason, Draft, Evidence, GroundingStatus, Route
+from app.pipeline.types import AbstentionReason, Draft, Evidence, GroundingStatus, Plan, Route
 from app.state import ServiceState
 
 log = logging.getLogger(__name__)
 
 
 async def run_pipeline(turns: list[tuple[str, str]], ctx: RunContext, state: ServiceState) -> PipelineResult:
-    settings, opts = ctx.settings, ctx.options
-    question = turns[-1][1] if turns[-1][0] == "user" else next(t for r, t in reversed(turns) if r == "user")
-
-    with ctx.stage("route"):
-        # Text the user supplied to work on: what follows the instruction ("Translate this: …") plus earlier turns.
-        instruction, _, payload = question.partition(":") if ":" in question[:200] else question.partition("\n")
-        given = len(payload.strip()) + sum(len(t) for r, t in turns[:-1] if r in ("user", "system", "developer"))
-        decision = route.route_request(question, opts.mode, given_text_chars=given, llm_available=state.llm is not None)
+    """route → plan → search → fetch/extract → select → gate → compose → cite → verify."""
+    decision = _route(turns, ctx, state)
     if not decision.needs_search:
         return await _ungrounded(turns, decision, ctx, state)
+    the_plan = await _plan(turns, ctx, state)
+    if not the_plan.needs_search and decision.reason == "default_grounded":
+        # The heuristics found no reason either way; the model's classification settles it.
+        return await _ungrounded(turns, Route(False, "llm_classified_stable", by="llm"), ctx, state)
+    result = PipelineResult(ctx=ctx, status=GroundingStatus.grounded, content="", composer="", route=decision, plan=the_plan)
+    await _search_and_read(result, ctx, state)
+    _select_evidence(result, ctx, state)
+    abstention = _gate(result, ctx)
+    if abstention is not None:
+        return abstention
+    return await _compose_cite_verify(result, turns, ctx, state)
 
+
+def _route(turns: list[tuple[str, str]], ctx: RunContext, state: ServiceState) -> Route:
+    question = next(t for r, t in reversed(turns) if r == "user")
+    with ctx.stage("route"):
+        # Text the user supplied to work on: what follows the instruction ("Translate this: …") plus earlier turns.
+        _, _, payload = question.partition(":") if ":" in question[:200] else question.partition("\n")
+        given = len(payload.strip()) + sum(len(t) for r, t in turns[:-1] if r in ("user", "system", "developer"))
+        return route.route_request(question, ctx.options.mode, given_text_chars=given, llm_available=state.llm is not None)
+
+
+async def _plan(turns: list[tuple[str, str]], ctx: RunContext, state: ServiceState) -> Plan:
+    settings, opts = ctx.settings, ctx.options
     with ctx.stage("plan"):
         standalone = plan.standalone_question(turns)
         kwargs = dict(max_queries=opts.max_queries, freshness_days=opts.freshness_days, today=ctx.today,
                       primary_domains=opts.primary_domains, default_window=settings.default_freshness_days)
         if state.llm is not None and not _planner_over_budget(ctx):
-            the_plan = await plan.llm_plan(state.llm, settings.planner_model, standalone, timeout=min(8.0, ctx.remaining()),
-                                           ctx=ctx, **kwargs)
-        else:
-            the_plan = plan.heuristic_plan(standalone, **kwargs)
-    if not the_plan.needs_search and decision.reason == "default_grounded":
-        # The heuristics found no reason either way; the model's classification settles it.
-        return await _ungrounded(turns, Route(False, "llm_classified_stable", by="llm"), ctx, state)
-    time_sensitive = route.is_time_sensitive(standalone)
-    result = PipelineResult(ctx=ctx, status=GroundingStatus.grounded, content="", composer="", route=decision, plan=the_plan)
+            return await plan.llm_plan(state.llm, settings.planner_model, standalone,
+                                       timeout=min(8.0, ctx.remaining()), ctx=ctx, **kwargs)
+        return plan.heuristic_plan(standalone, **kwargs)
 
+
+async def _search_and_read(result: PipelineResult, ctx: RunContext, state: ServiceState) -> None:
+    the_plan = result.plan
     with ctx.stage("search"):
-        result.search = await search.search_all(the_plan.queries, state.search, ctx, question=standalone,
+        result.search = await search.search_all(the_plan.queries, state.search, ctx, question=the_plan.question,
                                                 freshness_days=the_plan.freshness_days, cache=state.cache,
                                                 flights=state.flights)
-    candidates = result.search.candidates
     with ctx.stage("fetch"):  # extraction is pipelined per page; its own time is timings_ms.extract
-        retrieval = await fetch.fetch_documents(candidates, ctx, fetcher=state.fetcher, cache=state.cache,
-                                                flights=state.flights, question=standalone)
-    result.pages, docs = retrieval.pages, retrieval.documents
-    result.evidence_versions = {d.url: d.content_hash for d in docs}
+        retrieval = await fetch.fetch_documents(result.search.candidates, ctx, fetcher=state.fetcher, cache=state.cache,
+                                                flights=state.flights, question=the_plan.question)
+    result.pages, result.documents = retrieval.pages, retrieval.documents
+    result.evidence_versions = {d.url: d.content_hash for d in retrieval.documents}
+
+
+def _select_evidence(result: PipelineResult, ctx: RunContext, state: ServiceState) -> None:
     with ctx.stage("select"):
-        result.selection = select.select_evidence(docs, standalone, the_plan.freshness_days, ctx, reranker=state.reranker)
+        result.selection = select.select_evidence(result.documents, result.plan.question, result.plan.freshness_days,
+                                                  ctx, reranker=state.reranker)
         result.evidence = result.selection.evidence
-        result.conflicts = conflict_stage.detect_conflicts(standalone, result.evidence)
+        result.conflicts = conflict_stage.detect_conflicts(result.plan.question, result.evidence)
 
+
+def _gate(result: PipelineResult, ctx: RunContext) -> PipelineResult | None:
+    """The abstention when the evidence does not pass the gate, else None."""
     with ctx.stage("gate"):
-        verdict = gate.check_gate(result.evidence, result.conflicts, standalone, the_plan.freshness_days, time_sensitive,
-                                  ctx, candidates=len(candidates), usable_pages=len(docs),
-                                  dropped_stale=sum(d.reason.startswith("stale") for d in result.selection.decisions))
-    if not verdict.passed:
-        if ctx.budget_hits and verdict.reason in (AbstentionReason.no_search_results, AbstentionReason.no_usable_pages):
-            # The budget, not the web, is why there is nothing: say so.
-            return _abstain(result, AbstentionReason.budget_exhausted, sorted(set(ctx.budget_hits)) + verdict.failed_checks)
-        if ctx.expired() and not result.evidence:
-            return _abstain(result, AbstentionReason.budget_exhausted, ["deadline"] + verdict.failed_checks)
-        return _abstain(result, verdict.reason, verdict.failed_checks)
+        verdict = gate.check_gate(
+            result.evidence, result.conflicts, result.plan.question, result.plan.freshness_days,
+            route.is_time_sensitive(result.plan.question), ctx, candidates=len(result.search.candidates),
+            usable_pages=len(result.documents),
+            dropped_stale=sum(d.reason.startswith("stale") for d in result.selection.decisions))
+    if verdict.passed:
+        return None
+    if ctx.budget_hits and verdict.reason in (AbstentionReason.no_search_results, AbstentionReason.no_usable_pages):
+        # The budget, not the web, is why there is nothing: say so.
+        return _abstain(result, AbstentionReason.budget_exhausted, sorted(set(ctx.budget_hits)) + verdict.failed_checks)
+    if ctx.expired() and not result.evidence:
+        return _abstain(result, AbstentionReason.budget_exhausted, ["deadline"] + verdict.failed_checks)
+    return _abstain(result, verdict.reason, verdict.failed_checks)
 
+
+async def _compose_cite_verify(result: PipelineResult, turns: list[tuple[str, str]], ctx: RunContext,
+                               state: ServiceState) -> PipelineResult:
+    settings, opts = ctx.settings, ctx.options
+    question = result.plan.question
     history = [{"role": r, "content": t} for r, t in turns[:-1] if r in ("user", "assistant")]
     evidence = result.evidence
     for attempt in range(2):
         with ctx.stage("compose"):
-            draft = await _compose(standalone, history, evidence, result, ctx, state)
+            draft = await _compose(question, history, evidence, result, ctx, state)
+        result.composer = draft.composer
         if compose.NO_ANSWER.lower().rstrip(".") in draft.text.lower():
-            result.composer = draft.composer
             return _abstain(result, AbstentionReason.evidence_does_not_answer, ["composer_found_answer"])
         with ctx.stage("cite"):
             answer = cite.parse_draft(draft.text, evidence)
@@ -90,9 +119,7 @@ async def run_pipeline(turns: list[tuple[str, str]], ctx: RunContext, state: Ser
         if attempt == 0:
             evidence = _tighter(evidence)  # retry once over fewer, renumbered spans
     else:
-        result.composer = draft.composer
         return _abstain(result, AbstentionReason.invalid_citations, [f"cited_nonexistent:{','.join(answer.invalid_refs)}"])
-    result.composer = draft.composer
     result.evidence = evidence
 
     with ctx.stage("verify"):

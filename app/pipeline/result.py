@@ -4,8 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from app.pipeline.context import RunContext
-from app.pipeline.types import (AbstentionReason, Claim, Conflict, Evidence, FetchedPage, GroundingStatus, Plan,
-                                Route, SearchOutcome, Selection)
+from app.pipeline.types import (AbstentionReason, Claim, Conflict, Document, Evidence, FetchedPage, GroundingStatus,
+                                Plan, Route, SearchOutcome, Selection)
 
 ABSTENTION_MESSAGES = {
     AbstentionReason.no_search_results: "I could not find any search results for this question.",
@@ -45,6 +45,7 @@ class PipelineResult:
     plan: Plan | None = None
     search: SearchOutcome | None = None
     pages: list[FetchedPage] = field(default_factory=list)
+    documents: list[Document] = field(default_factory=list)
     selection: Selection | None = None
     evidence: list[Evidence] = field(default_factory=list)
     cited: list[Evidence] = field(default_factory=list)
