@@ -3,7 +3,7 @@
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 \
-    GA_HOST=0.0.0.0 GA_PORT=8080 GA_TIKTOKEN_CACHE_DIR=/app/.cache/tiktoken
+    GA_HOST=0.0.0.0 GA_PORT=8080 GA_TIKTOKEN_CACHE_DIR=/app/.cache/tiktoken GA_CORPUS_DIR=/app/corpus/sample
 WORKDIR /app
 
 COPY pyproject.toml README.md ./
