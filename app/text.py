@@ -27,6 +27,8 @@ def stem(word: str) -> str:
     if word[-1:].isdigit() or len(word) <= 4:
         return word
     for suffix in ("ing", "ed", "es", "s"):
+        if suffix == "s" and word.endswith("ss"):
+            continue  # class, process: not plurals
         if len(word) > len(suffix) + 3 and word.endswith(suffix):
             word = word[: -len(suffix)]
             break
@@ -47,6 +49,9 @@ def terms(text: str) -> list[str]:
             continue
         t = stem(w)
         out.append(_CANON.get(t, t))
+        if "." in w and not w[0].isdigit():
+            # "pathlib.path.readlink" also matches "pathlib" and "readlink".
+            out.extend(stem(part) for part in w.split(".") if len(part) > 1 and part not in STOP_WORDS)
     return out
 
 
@@ -63,7 +68,7 @@ _BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|(?<=\][.!?]
 def split_sentences(text: str) -> list[str]:
     """Split prose into sentences; newlines between blocks always split."""
     out: list[str] = []
-    for block in re.split(r"\n\s*\n|\n(?=[-*•]\s)", text):
+    for block in text.split("\n"):  # lines are blocks (paragraphs, list items): never one sentence
         block = " ".join(block.split())
         if not block:
             continue

@@ -100,7 +100,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--json")
     ap.add_argument("--limit", type=int)
-    ap.add_argument("--misses", action="store_true", help="print ours' misses (html + url)")
+    ap.add_argument("--misses", action="store_true", help="print ours' misses (html + url), even half only")
     args = ap.parse_args()
     pin_one_core()
     pages = load_pages(args.limit)
@@ -109,17 +109,20 @@ def main() -> None:
     for name, make in RUNNERS.items():
         outputs, times = timed_run(make(), inputs)
         s = score(outputs, pages)
+        even, odd = score(outputs[0::2], pages[0::2]), score(outputs[1::2], pages[1::2])
         sources = Counter(out[1] if out else "error" for out in outputs)
-        results[name] = {**s, "median_ms": median(times), "p95_ms": percentile(times, 0.95),
+        results[name] = {**s, "accuracy_even": even["accuracy"], "accuracy_odd": odd["accuracy"],
+                         "median_ms": median(times), "p95_ms": percentile(times, 0.95),
                          "sources": dict(sources), "pages": len(pages)}
-        rows.append([name, s["accuracy"], s["precision"], s["recall"], f"{median(times):.2f}",
+        rows.append([name, s["accuracy"], even["accuracy"], odd["accuracy"], s["precision"], s["recall"], f"{median(times):.2f}",
                      f"{percentile(times, 0.95):.2f}"])
         if args.misses and name == "ours (html + url)":
-            for out, (url, _, gold) in zip(outputs, pages):
+            # rules are tuned looking at the even half only; the odd half stays held out
+            for out, (url, _, gold) in list(zip(outputs, pages))[0::2]:
                 if (out[0] if out else None) != gold:
                     print(f"  miss gold={gold} got={out} {url[:100]}", file=sys.stderr)
     print(f"dates: {len(pages)} pages, one core, second (timed) pass\n")
-    print(markdown_table(["extractor", "accuracy", "precision", "recall", "median ms", "p95 ms"], rows))
+    print(markdown_table(["extractor", "accuracy", "acc. even", "acc. odd", "precision", "recall", "median ms", "p95 ms"], rows))
     for name, res in results.items():
         if name.startswith("ours"):
             print(f"\n{name} sources: {res['sources']}")

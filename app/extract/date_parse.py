@@ -105,3 +105,41 @@ def parse_http_date(value: str) -> date | None:
     except (TypeError, ValueError, IndexError):
         return None
     return plausible(stamp.year, stamp.month, stamp.day) if stamp else None
+
+
+# Standard-time UTC offsets (hours) of countries whose sites stamp times in UTC but show their
+# readers the local day. Country-code domains only: a .com says nothing about where it publishes.
+# DST is ignored: it moves the boundary by an hour at most.
+TLD_UTC_OFFSET: dict[str, float] = {
+    "ca": -5, "us": -5, "mx": -6, "br": -3, "ar": -3, "cl": -4, "co": -5, "pe": -5, "ve": -4,
+    "cu": -5, "uk": 0, "ie": 0, "pt": 0, "is": 0, "fr": 1, "de": 1, "it": 1, "es": 1, "nl": 1,
+    "be": 1, "lu": 1, "at": 1, "ch": 1, "pl": 1, "cz": 1, "sk": 1, "hu": 1, "se": 1, "no": 1,
+    "dk": 1, "hr": 1, "si": 1, "rs": 1, "ng": 1, "gr": 2, "fi": 2, "ro": 2, "bg": 2, "ua": 2,
+    "lt": 2, "lv": 2, "ee": 2, "md": 2, "il": 2, "eg": 2, "za": 2, "ru": 3, "tr": 3, "by": 3,
+    "sa": 3, "ke": 3, "ir": 3.5, "ae": 4, "am": 4, "az": 4, "pk": 5, "kz": 6, "in": 5.5,
+    "bd": 6, "th": 7, "vn": 7, "id": 7, "cn": 8, "hk": 8, "tw": 8, "sg": 8, "my": 8, "ph": 8,
+    "jp": 9, "kr": 9, "au": 10, "nz": 12,
+}
+_UTC_STAMP_RE = re.compile(
+    r"((?:19|20)\d\d)-(\d\d)-(\d\d)[T ](\d\d):(\d\d)(?::\d\d(?:\.\d+)?)?\s*(?:Z|[+-]00:?00)(?!\d)"
+)
+
+
+def utc_offset_for_url(url: str | None) -> float | None:
+    if not url:
+        return None
+    host = url.split("://", 1)[-1].split("/", 1)[0].split(":", 1)[0].lower().rstrip(".")
+    return TLD_UTC_OFFSET.get(host.rsplit(".", 1)[-1]) if "." in host else None
+
+
+def local_day_of_utc_stamp(raw: str, offset_hours: float) -> date | None:
+    """The calendar day a UTC stamp falls on at the given offset (None if ``raw`` is not UTC)."""
+    m = _UTC_STAMP_RE.search(raw)
+    if not m:
+        return None
+    try:
+        stamp = datetime(int(m[1]), int(m[2]), int(m[3]), int(m[4]), int(m[5]))
+    except ValueError:
+        return None
+    local = stamp + timedelta(hours=offset_hours)
+    return plausible(local.year, local.month, local.day)

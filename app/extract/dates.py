@@ -23,7 +23,14 @@ from datetime import date
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from app.extract.date_parse import date_in_url, parse_date, parse_http_date, parse_human_date
+from app.extract.date_parse import (
+    date_in_url,
+    local_day_of_utc_stamp,
+    parse_date,
+    parse_http_date,
+    parse_human_date,
+    utc_offset_for_url,
+)
 from app.pipeline.types import PageDates
 
 PUBLISHED_META = (
@@ -58,6 +65,10 @@ def find_page_dates(html: str | bytes, url: str | None = None, headers: dict[str
     meta_published, meta_raw = _first_meta_date(meta, PUBLISHED_META)
     for source, published, raw in (("json-ld", ld_published, ld_raw), ("meta", meta_published, meta_raw)):
         if published:
+            offset = utc_offset_for_url(url)
+            local = local_day_of_utc_stamp(raw, offset) if offset else None
+            if local:
+                return PageDates(local, modified or local, source)
             shown = _shown_day_near_midnight(parser, published, raw)
             if shown:
                 return PageDates(shown[0], modified or shown[0], shown[1])

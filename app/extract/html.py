@@ -69,7 +69,7 @@ def extract_html(html: str | bytes, url: str | None = None) -> Extraction:
     if body is None:
         return Extraction(title=title)
     tree = build_tree(body)
-    blocks = select_main_blocks(tree)
+    blocks = select_main_blocks(tree, title)
     if needs_second_opinion(blocks, tree.all_chars):
         other = [b for b in readability_blocks(html) if not is_furniture(b.text)]
         if sum(len(b.text) for b in other) > 2 * sum(len(b.text) for b in blocks):
@@ -106,20 +106,10 @@ def block_value(block: RawBlock) -> float:
         return -float(size)
     if size < 25 and block.kind != "heading":
         return -5.0
-    value = size * (1.0 - link_density)
-    if block.kind in WEAK_KINDS:
-        value *= WEAK_KIND_FACTOR
-    if PROSE_BONUS and block.kind == "paragraph":
-        value += PROSE_BONUS * min(block.text.count(", ") + block.text.count(". "), 10)
-    return value
+    return size * (1.0 - link_density)
 
 
-WEAK_KINDS = frozenset({"list", "table"})
-WEAK_KIND_FACTOR = 1.0
-PROSE_BONUS = 30.0
-
-
-def select_main_blocks(tree: PageTree) -> list[RawBlock]:
+def select_main_blocks(tree: PageTree, title: str = "") -> list[RawBlock]:
     """Score every element by the blocks inside it and keep the clean blocks of the best one.
 
     Climbing from a block to the root, the block counts for its ancestors until the climb passes
@@ -145,7 +135,14 @@ def select_main_blocks(tree: PageTree) -> list[RawBlock]:
             score[node] += value
             node = parent[node]
     boost = (1.0, 1.15, 3.0)
-    best = max(range(len(score)), key=lambda i: score[i] * boost[max(0, hint[i])])
+    weighted = [score[i] * boost[max(0, hint[i])] for i in range(len(score))]
+    best = max(range(len(score)), key=weighted.__getitem__)
+    near = _near_title(tree, title)
+    if near is not None:
+        lo, hi = near
+        alt = max(range(lo, hi + 1), key=weighted.__getitem__)
+        if alt != best and weighted[alt] >= TITLE_SHARE * weighted[best]:
+            best = alt
     if score[best] <= 0:
         return []
     spans = [(best, tree.end[best])] + _strong_siblings(tree, score, best)
@@ -155,7 +152,32 @@ def select_main_blocks(tree: PageTree) -> list[RawBlock]:
             if root <= b.owner <= end:
                 inside.append((b, root, _keep(b, tree, root)))
                 break
-    return _drop_link_containers(tree, inside)
+    return _cut_other_content(tree, _drop_link_containers(tree, inside))
+
+
+# A short heading-like line that opens a list of *other* content: the article ended above it.
+_OTHER_CONTENT_RE = re.compile(
+    r"^(?:most popular|most read|popular|trending|related|more from|more on|more stories|more news"
+    r"|recommended|you may also like|you might also like|read more|read next|what to read next"
+    r"|don'?t miss|latest news|latest stories|top stories|also read|tell us what you think"
+    r"|comments?|leave a (?:comment|reply)|join the conversation|share this)\b",
+    re.I,
+)
+_OTHER_CONTENT_MAX_CHARS = 40
+
+
+def _cut_other_content(tree: PageTree, blocks: list[RawBlock]) -> list[RawBlock]:
+    """Drop an "other content" heading and what follows it inside the heading's container."""
+    out: list[RawBlock] = []
+    stop_end = -1
+    for b in blocks:
+        if b.owner <= stop_end:
+            continue
+        if len(b.text) <= _OTHER_CONTENT_MAX_CHARS and _OTHER_CONTENT_RE.search(b.text):
+            stop_end = tree.end[tree.parent[b.owner]]
+            continue
+        out.append(b)
+    return out
 
 
 LINK_CONTAINER_DENSITY = 0.5
@@ -188,6 +210,26 @@ def _drop_link_containers(tree: PageTree, inside: list[tuple[RawBlock, int, bool
     return out
 
 
+TITLE_SHARE = 0.5
+TITLE_UP = 4
+
+
+def _near_title(tree: PageTree, title: str) -> tuple[int, int] | None:
+    """Span of the region around the heading that repeats the page title (a few levels up)."""
+    if not title:
+        return None
+    low = title.lower()
+    for b in tree.blocks:
+        if b.kind == "heading" and b.level <= 2 and len(b.text) >= 15 and b.text.lower() in low:
+            node = b.owner
+            for _ in range(TITLE_UP):
+                if tree.parent[node] <= 0:
+                    break
+                node = tree.parent[node]
+            return node, tree.end[node]
+    return None
+
+
 SIBLING_SHARE = 0.2
 
 
@@ -215,7 +257,8 @@ _BOILERPLATE_RE = re.compile(
     r"|advertisement|sponsored|share this|follow us|sign up|subscribe|click here|you may also like"
     r"|have a tip|recommended|more from|copyright|\(c\) )"
     r"|©|all rights reserved|getty images|\bap photo\b|/ reuters\b|newsletter|terms of (?:use|service)"
-    r"|privacy policy|user agreement",
+    r"|privacy policy|user agreement|subject to copyright|\((?:image|photo|picture|pic)s?:"
+    r"|^advert\b|^explore further|requires javascript",
     re.I,
 )
 _BOILERPLATE_MAX_CHARS = 220
@@ -265,12 +308,22 @@ def _is_dateline(text: str) -> bool:
     return sum(c.isalpha() for c in rest) <= 2
 
 
+TITLE_LOOKAHEAD = 4  # the title heading can follow a kicker, a dateline or a breadcrumb
+KICKER_MAX_CHARS = 80
+
+
 def _drop_title_repeat(blocks: list[TextBlock], title: str) -> list[TextBlock]:
-    """The page title repeated as the first heading is not body text."""
+    """The page title repeated as a heading at the top is not body text, nor are the short
+    kicker/dateline lines above it."""
     out = [TextBlock(kind=b.kind, text=strip_invisible(b.text), level=b.level) for b in blocks]
-    if out and out[0].kind == "heading" and title and out[0].text.lower() in title.lower():
-        out = out[1:]
-    return [b for b in out if b.text]
+    out = [b for b in out if b.text]
+    low = title.lower()
+    for i, b in enumerate(out[:TITLE_LOOKAHEAD]):
+        if b.kind == "heading" and low and b.text.lower() in low:
+            if all(len(x.text) <= KICKER_MAX_CHARS for x in out[:i]):
+                return out[i + 1:]
+            return out[:i] + out[i + 1:]
+    return out
 
 
 def looks_like_shell(blocks: list[TextBlock], main_chars: int) -> bool:

@@ -96,20 +96,28 @@ def compose_extractive(question: str, evidence: list[Evidence], conflicts: list[
     for ev in evidence:
         if ev.kind != "prose":
             continue
+        # The lead sentences of a page or section are about its title: "pathlib — Object-oriented
+        # filesystem paths" / "This module offers classes representing filesystem paths…".
+        context = set(terms(f"{ev.title} {ev.section}")) & q
         for pos, sentence in enumerate(split_sentences(ev.text)):
             st = set(terms(sentence))
-            if len(sentence) < 25 or len(sentence) > 600 or not st & q:
+            if pos < 2:
+                st |= context
+            if len(sentence) < 25 or len(sentence) > 600 or not st & q or _not_quotable(sentence):
                 continue
             per_sentence.append((ev, pos, sentence, st))
             df.update(st & q)
     n = len(per_sentence) or 1
     # A question that asks for a date, price or version is answered by a sentence that has one.
     kind = asked_attribute(question)
+    subject = _definition_subject(question)
     for ev, pos, sentence, st in per_sentence:
         score = sum(math.log(1 + n / df[t]) for t in st & q) / math.sqrt(len(st) + 4)
         score += 0.3 * ev.score - 0.02 * pos
         if kind and PATTERNS[kind].search(sentence):
             score += 0.5
+        if subject and _leads_with(sentence, subject):
+            score += 0.3  # "What is X?" is answered by a sentence about X, not one that mentions it
         candidates.append((score, pos, sentence, ev))
     candidates.sort(key=lambda c: -c[0])
     chosen: list[tuple[str, Evidence]] = []
@@ -126,9 +134,33 @@ def compose_extractive(question: str, evidence: list[Evidence], conflicts: list[
         return Draft(text=NO_ANSWER, composer="extractive")
     order = {e.span_id: i for i, e in enumerate(evidence)}
     if not conflicts:
-        chosen.sort(key=lambda c: order[c[1].span_id])
+        # The best sentence leads; the rest follow in evidence order so the answer reads in sequence.
+        chosen = chosen[:1] + sorted(chosen[1:], key=lambda c: order[c[1].span_id])
     text = " ".join(_cite(s, ev.span_id) for s, ev in chosen)
     return Draft(text=text, composer="extractive")
+
+
+_FIELD_LIST = re.compile(r"^(?:[\w ]{1,20}:\s*){2,}")
+
+
+def _not_quotable(sentence: str) -> bool:
+    """Lead-ins to code or lists ("… as follows:") and field lists ("Release: Date: Editor: …") state
+    nothing on their own."""
+    s = sentence.rstrip()
+    return s.endswith(":") or bool(_FIELD_LIST.match(s)) or (s.startswith("(") and s.rstrip(".").endswith(")"))
+
+
+_DEFINITION = re.compile(r"^\s*(?:what|who)\s+(?:is|are|was|were)\s+(?:an?\s+|the\s+)?(.+?)\s*\??\s*$", re.I)
+
+
+def _definition_subject(question: str) -> set[str]:
+    m = _DEFINITION.match(question)
+    return set(terms(m.group(1))) if m else set()
+
+
+def _leads_with(sentence: str, subject: set[str]) -> bool:
+    head = set(terms(" ".join(sentence.split()[:6])))
+    return subject <= head
 
 
 def _conflict_sentences(conflicts, candidates, policy) -> list[tuple[str, Evidence]]:

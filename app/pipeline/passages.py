@@ -67,9 +67,10 @@ def split_passages(doc: Document) -> list[Passage]:
             merged[-1].text += "\n" + p.text
         else:
             merged.append(p)
+    title = doc.title
     for i, p in enumerate(merged):
         p.index = i
-        p.terms = terms(f"{p.heading} {p.text}")
+        p.terms = terms(f"{title} {p.heading} {p.text}")
     return merged
 
 

@@ -92,7 +92,9 @@ def select_evidence(docs: list[Document], question: str, freshness_days: int, ct
         age = document_age_days(p.doc, ctx.today)
         recency = -0.1 if age is None else (0.05 if age <= freshness_days else -0.05)
         trust = (0.1 if p.doc.primary else 0.0) + (0.05 if trusted(p.doc) else 0.0) - (0.05 if p.doc.density < 0.2 else 0.0)
-        p.score = p.score / top + recency + trust + 0.02 / (1 + p.doc.rank)
+        # Code repeats identifiers, which BM25 over-rewards; prose states what the question asks.
+        lexical = p.score / top * (0.5 if p.kind == "code" else 1.0)
+        p.score = lexical + recency + trust + 0.02 / (1 + p.doc.rank)
 
     # One document per registrable domain: the one whose best passage scores highest.
     best_doc: dict[str, Document] = {}
