@@ -75,7 +75,7 @@ class PageFetcher:
                  allow_private: Sequence[str] = (), proxy: str | None = None,
                  per_host_concurrency: int = 2, respect_robots: bool = True,
                  robots_ttl_s: float = 86400, resolver: Resolver | None = None,
-                 verify: ssl.SSLContext | bool | str = True):
+                 verify: ssl.SSLContext | bool | str = True, max_connections: int = 100):
         self.user_agent = f"{user_agent} (+{contact_url})" if contact_url else user_agent
         self._agent_token = agent_token(user_agent)
         self._timeout_s = timeout_s
@@ -90,7 +90,8 @@ class PageFetcher:
         self._robots = RobotsCache(ttl_s=robots_ttl_s)
         self._client = build_client(
             policy=self._policy, proxy=self._proxy, verify=verify, user_agent=self.user_agent,
-            timeout=httpx.Timeout(timeout_s, connect=connect_timeout_s))
+            timeout=httpx.Timeout(timeout_s, connect=connect_timeout_s), max_connections=max_connections)
+        self._abandoned: set[asyncio.Task] = set()
 
     @classmethod
     def from_settings(cls, settings: Any, **overrides: Any) -> PageFetcher:
@@ -108,6 +109,8 @@ class PageFetcher:
         return cls(**kwargs)
 
     async def aclose(self) -> None:
+        for task in list(self._abandoned):
+            task.cancel()
         await self._client.aclose()
 
     # --- public entry point ---------------------------------------------------------------
@@ -159,7 +162,7 @@ class PageFetcher:
             async with self._hosts.slot(hop.host):
                 with self._pinned(hop):
                     request = self._client.build_request("GET", hop.url, headers=headers)
-                    response = await self._client.send(request, stream=True)
+                    response = await self._send(request)
                     try:
                         location = response.headers.get("location")
                         if response.status_code in _REDIRECTS and location:
@@ -172,6 +175,28 @@ class PageFetcher:
                         await response.aclose()
         return self._page(url, state, FetchReason.too_many_redirects,
                           detail=f"more than {max_redirects} redirects")
+
+    async def _send(self, request: httpx.Request) -> httpx.Response:
+        """Send with the pool shielded from our deadline. httpcore 1.0.9 loses a connection slot for
+        good when a request is cancelled while the pool assigns it a connection (encode/httpcore#1093);
+        a burst of deadlines then jams every later fetch. So the request runs in its own task, bounded
+        by httpx's timeouts, and only our wait for it is cancelled; a response that arrives after we
+        gave up is closed at once. The task copies this context, pins included."""
+        task = asyncio.ensure_future(self._client.send(request, stream=True))
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            self._abandoned.add(task)
+            task.add_done_callback(self._close_abandoned)
+            raise
+
+    def _close_abandoned(self, task: asyncio.Task) -> None:
+        self._abandoned.discard(task)
+        if task.cancelled() or task.exception() is not None:
+            return
+        closing = asyncio.ensure_future(task.result().aclose())
+        self._abandoned.add(closing)
+        closing.add_done_callback(self._abandoned.discard)
 
     def _pinned(self, hop: _Hop) -> contextlib.AbstractContextManager[None]:
         if hop.addresses is None:

@@ -95,10 +95,11 @@ class PinnedTransport(httpx.AsyncHTTPTransport):
 
 
 def build_client(*, policy: AddressPolicy, proxy: str | None, verify: ssl.SSLContext | bool | str,
-                 timeout: httpx.Timeout, user_agent: str) -> httpx.AsyncClient:
+                 timeout: httpx.Timeout, user_agent: str, max_connections: int = 100) -> httpx.AsyncClient:
     """One long-lived client. Direct mode dials pinned addresses; proxy mode dials only the proxy
     (operator-configured, outside the address rule) and lets it resolve page hostnames."""
-    limits = httpx.Limits(max_connections=100, max_keepalive_connections=20, keepalive_expiry=30)
+    limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max(1, max_connections // 5),
+                          keepalive_expiry=30)
     ssl_context = httpx.create_ssl_context(verify=verify, trust_env=False)
     if proxy:
         transport: httpx.AsyncBaseTransport = httpx.AsyncHTTPTransport(
