@@ -63,6 +63,9 @@ def find_page_dates(html: str | bytes, url: str | None = None, headers: dict[str
     meta = _meta_values(parser)
     modified = ld_modified or _first_meta_date(meta, MODIFIED_META)[0] or http_modified
     meta_published, meta_raw = _first_meta_date(meta, PUBLISHED_META)
+    if modified and meta.get("generator", "").lower().startswith("mediawiki"):
+        # a wiki page shows its latest revision; its creation date says nothing about that text
+        return PageDates(modified, modified, "json-ld" if ld_modified else "meta")
     for source, published, raw in (("json-ld", ld_published, ld_raw), ("meta", meta_published, meta_raw)):
         if published:
             offset = utc_offset_for_url(url)
@@ -210,10 +213,30 @@ def _byline_date(parser: LexborHTMLParser) -> date | None:
         text = node.text(separator=" ")
         if not text or len(text) > 200 or _COPYRIGHT_RE.search(text) or _in_footer(node):
             continue
-        found = parse_date(text)
+        found = _published_in_line(text)
         if found:
             return found
     return None
+
+
+_UPDATED_RE = re.compile(r"\b(?:updated|modified|edited|aktualisiert|mis à jour|actualizado|atualizado)\b", re.I)
+_PUBLISHED_RE = re.compile(
+    r"\b(?:published|posted|created|first published|publié|publicado|veröffentlicht)\b", re.I
+)
+
+
+def _published_in_line(text: str) -> date | None:
+    """A byline's date; in "Updated: X | Published: Y" the published one, not the first one."""
+    if _UPDATED_RE.search(text):
+        m = _PUBLISHED_RE.search(text)
+        if m:
+            found = parse_date(text[m.end():])
+            if found:
+                return found
+        # only an update date is given: it is not the publication date
+        head = text[: _UPDATED_RE.search(text).start()]
+        return parse_date(head) if head.strip() else None
+    return parse_date(text)
 
 
 def _in_footer(node: LexborNode) -> bool:

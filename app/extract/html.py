@@ -319,7 +319,7 @@ def _drop_title_repeat(blocks: list[TextBlock], title: str) -> list[TextBlock]:
     out = [b for b in out if b.text]
     low = title.lower()
     for i, b in enumerate(out[:TITLE_LOOKAHEAD]):
-        if b.kind == "heading" and low and b.text.lower() in low:
+        if b.kind == "heading" and (b.level == 1 or (low and b.text.lower() in low)):
             if all(len(x.text) <= KICKER_MAX_CHARS for x in out[:i]):
                 return out[i + 1:]
             return out[:i] + out[i + 1:]

@@ -34,6 +34,7 @@ LEAF_TAGS = frozenset({"p", "span", "a", "li", "h1", "h2", "h3", "h4", "h5", "h6
 # Structural tags that say "not the article" as loudly as a class name would.
 NEGATIVE_TAGS = frozenset({"aside", "footer", "form", "figcaption", "address"})
 STRONG_NEGATIVE_TAGS = frozenset({"aside", "footer"})
+HINTED_TAGS = NEGATIVE_TAGS | {"blockquote"}  # tags whose hint does not depend on attributes
 
 # Class/id names are lower-cased before matching (case-insensitive alternations are several
 # times slower in ``re``); "ad"/"ads" are matched as whole name parts, not substrings ("header").
@@ -50,7 +51,7 @@ _NAME_PARTS_RE = re.compile(r"[\s_\-]+")
 # ("comment-body", "related-content"); content inside them stays negative.
 _STRONG_NEGATIVE_RE = re.compile(
     r"comment|disqus|related|sidebar|share|sharing|newsletter|outbrain|taboola|recommend"
-    r"|respond|reply"
+    r"|respond|reply|trending|popular|most-read|mostread|read-next|more-stories"
 )
 _POSITIVE_RE = re.compile(
     r"article|content|entry|post|story|body|main|text|blog|prose|rich-?text|paragraph"
@@ -92,6 +93,11 @@ def _hint(attrs: dict[str, str | None], tag: str, cache: dict[str, int]) -> int:
         return -2 if tag in STRONG_NEGATIVE_TAGS else -1
     if attrs.get("itemprop") == "articleBody":  # schema.org says it outright
         return 2
+    if tag == "blockquote":
+        # a quotation (an embedded post included) is part of the article around it, even inside
+        # a weakly negative wrapper ("social-media-embed"); a strongly negative name still wins
+        hint = _hint_for_names(attrs, cache)
+        return hint if hint == -2 else 1
     if tag in LEAF_TAGS:
         # "paragraph"/"text" on a <p> says nothing about the region it is in; only negatives count
         hint = _hint_for_names(attrs, cache)
@@ -192,7 +198,7 @@ def _walk(node: LexborNode, idx: int, tree: PageTree, buf: _Buffer, in_link: boo
         if tag == "td" or tag == "th":
             buf.parts.append(" ")  # cells are words of their row's block
         attrs = child.attributes
-        hint = _hint(attrs, tag, tree.hint_cache) if attrs or tag in NEGATIVE_TAGS else 0
+        hint = _hint(attrs, tag, tree.hint_cache) if attrs or tag in HINTED_TAGS else 0
         child_idx = _enter(tree, idx, tag, hint)
         if child.first_child is not None:
             if tag in BLOCK_TAGS:

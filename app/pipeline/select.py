@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from datetime import date
 
-from datasketch import MinHash, MinHashLSH
-
 from app.pipeline.context import RunContext
 from app.pipeline.injection import strip_instructions
 from app.pipeline.passages import Passage, bm25, split_passages
@@ -14,7 +12,7 @@ from app.pipeline.types import Document, Evidence, Selection, SelectionDecision
 from app.text import terms, words
 from app.urls import domain_matches, host_of
 
-NEAR_DUP_THRESHOLD = 0.7  # estimated Jaccard of 5-word shingles (see docs/ARCHITECTURE.md)
+NEAR_DUP_THRESHOLD = 0.7  # Jaccard of 5-word shingles (see docs/ARCHITECTURE.md)
 MAX_PASSAGES_PER_DOC = 3
 
 
@@ -24,30 +22,33 @@ def document_age_days(doc: Document, today: date) -> int | None:
     return None if not known else (today - max(known)).days
 
 
-def _minhash(text: str) -> MinHash:
-    toks = words(text)[:3000]
-    m = MinHash(num_perm=64, seed=7)
-    for i in range(max(1, len(toks) - 4)):
-        m.update(" ".join(toks[i : i + 5]).encode())
-    return m
+def shingles(text: str, size: int = 5, limit: int = 3000) -> frozenset[int]:
+    toks = words(text)[:limit]
+    return frozenset(hash(" ".join(toks[i : i + size])) for i in range(max(1, len(toks) - size + 1)))
+
+
+def jaccard(a: frozenset[int], b: frozenset[int]) -> float:
+    union = len(a | b)
+    return len(a & b) / union if union else 0.0
 
 
 def collapse_duplicates(docs: list[Document], decisions: list[SelectionDecision]) -> tuple[list[Document], dict[str, list[str]]]:
-    """Keep the best-ranked copy of near-identical pages; the others become its also_reported_by."""
-    lsh = MinHashLSH(threshold=NEAR_DUP_THRESHOLD, num_perm=64)
-    kept: list[Document] = []
+    """Keep the best-ranked copy of near-identical pages; the others become its also_reported_by.
+
+    Exact Jaccard of 5-word shingle sets: a request compares at most a few dozen pages, where exact
+    sets beat datasketch's MinHash (python bench/near_duplicates.py --timing: 4.8 against 7.0 ms per
+    6 pages with batch updates; the per-shingle updates with an LSH index used before cost ~66 ms)."""
+    kept: list[tuple[Document, frozenset[int]]] = []
     also: dict[str, list[str]] = {}
     for doc in sorted(docs, key=lambda d: d.rank):
-        mh = _minhash(doc.text)
-        match = lsh.query(mh)
-        if match:
-            survivor = min(match, key=lambda u: next(d.rank for d in kept if d.url == u))
-            also.setdefault(survivor, []).append(doc.url)
-            decisions.append(SelectionDecision(doc.url, "dropped", f"near_duplicate_of:{survivor}"))
+        sh = shingles(doc.text)
+        survivor = next((k for k, ks in kept if jaccard(sh, ks) >= NEAR_DUP_THRESHOLD), None)
+        if survivor is not None:
+            also.setdefault(survivor.url, []).append(doc.url)
+            decisions.append(SelectionDecision(doc.url, "dropped", f"near_duplicate_of:{survivor.url}"))
             continue
-        lsh.insert(doc.url, mh)
-        kept.append(doc)
-    return kept, also
+        kept.append((doc, sh))
+    return [d for d, _ in kept], also
 
 
 def select_evidence(docs: list[Document], question: str, freshness_days: int, ctx: RunContext, *,

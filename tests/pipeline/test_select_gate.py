@@ -48,8 +48,10 @@ def test_stale_beyond_three_windows_is_dropped():
 
 def test_token_budget_never_exceeded_and_packing_skips():
     long_para = ("Acme Cloud Pro plan cost details. " * 40).strip()
-    docs = [make_doc(f"https://s{i}.example/p", [long_para if i == 0 else ARTICLE[0] + f" Variant {i} text {i * 7}."],
-                     published=TODAY, rank=i) for i in range(5)]
+    shorts = ["Acme Cloud Pro plan cost rose this month for teams.", "The plan cost of Acme Cloud Pro is now higher.",
+              "Reviewers say the Acme Cloud Pro plan cost is fair.", "Acme Cloud set the Pro plan cost in its notice."]
+    docs = [make_doc(f"https://s{i}.example/p", [long_para if i == 0 else shorts[i - 1]], published=TODAY, rank=i)
+            for i in range(5)]
     ctx = _ctx(token_budget=256)
     sel = select_evidence(docs, "What does the Acme Cloud Pro plan cost?", 30, ctx)
     assert sel.prompt_tokens <= 256
