@@ -6,7 +6,7 @@ import re
 import secrets
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI
 
 from app.api.errors import install_error_handlers
 from app.api.routes import router
@@ -37,23 +37,39 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     app.include_router(router)
 
-    @app.middleware("http")
-    async def request_ids(request: Request, call_next):
-        # A client's own id is echoed (when sane); otherwise one is made.
-        rid = request.headers.get("x-request-id", "")
-        rid = rid if _CLIENT_ID.match(rid) else "req_" + secrets.token_hex(12)
-        request.state.request_id = rid
-        token = request_id_var.set(rid)
-        try:
-            response = await call_next(request)
-        finally:
-            request_id_var.reset(token)
-        response.headers.setdefault("X-Request-Id", rid)
-        return response
-
+    app.add_middleware(RequestIdMiddleware)
     install_http_metrics(app)
 
     return app
+
+
+class RequestIdMiddleware:
+    """Pure ASGI (no BaseHTTPMiddleware task hop): a client's own X-Request-Id is echoed when sane,
+    otherwise one is made; it rides in scope state for the handlers and in the logs' context."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        client_id = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"x-request-id"), "")
+        rid = client_id if _CLIENT_ID.match(client_id) else "req_" + secrets.token_hex(12)
+        scope.setdefault("state", {})["request_id"] = rid
+
+        async def send_with_id(message):
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                if not any(k.lower() == b"x-request-id" for k, _ in headers):
+                    headers.append((b"x-request-id", rid.encode("latin-1")))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        token = request_id_var.set(rid)
+        try:
+            await self.app(scope, receive, send_with_id)
+        finally:
+            request_id_var.reset(token)
 
 
 def _app() -> FastAPI:

@@ -9,11 +9,12 @@ from app.errors import Unauthorized
 from app.state import ServiceState
 
 
-def get_state(request: Request) -> ServiceState:
+# async on purpose: FastAPI runs plain `def` dependencies in a thread pool, a hop per request.
+async def get_state(request: Request) -> ServiceState:
     return request.app.state.service
 
 
-def require_auth(request: Request) -> None:
+async def require_auth(request: Request) -> None:
     keys = request.app.state.service.settings.api_keys
     if not keys:
         return
@@ -23,5 +24,5 @@ def require_auth(request: Request) -> None:
         raise Unauthorized("invalid or missing API key (Authorization: Bearer <key>)")
 
 
-def request_id(request: Request) -> str:
+async def request_id(request: Request) -> str:
     return request.state.request_id

@@ -10,6 +10,8 @@ Sources, in a fixed order of preference (the first that yields a plausible date 
 6. the HTTP ``Last-Modified`` header                                                 -> "http-last-modified"
 7. a date near the top of the page text                                              -> "text"
 Copyright lines never count. Nothing found stays unknown: there is no default to today.
+A UTC stamp (``Z``/``+00:00``) on a country-code domain is read as that country's local day; a
+MediaWiki page is dated by its latest revision; in a byline, "Published" beats "Updated".
 
 ``Last-Modified`` is a server fact about the file, not the article: it is always recorded as the
 modified date when nothing better is known, and used as the published date only as a last resort
@@ -92,10 +94,14 @@ def find_page_dates(html: str | bytes, url: str | None = None, headers: dict[str
 # --- JSON-LD ---------------------------------------------------------------------------------
 
 
+_LD_NEWS_TYPES = re.compile(r"article|posting|report|news|blog", re.I)
+
+
 def _json_ld_dates(parser: LexborHTMLParser) -> tuple[date | None, date | None, str]:
-    published: date | None = None
+    """The best ``datePublished`` over all JSON-LD objects: an article-like object's before a
+    WebPage's, and any ``datePublished`` before a ``dateCreated`` / ``uploadDate``."""
+    best: tuple[int, date, str] | None = None
     modified: date | None = None
-    raw_published = ""
     for script in parser.css('script[type="application/ld+json" i]'):
         raw = script.text(deep=True).strip()
         if not raw:
@@ -105,14 +111,20 @@ def _json_ld_dates(parser: LexborHTMLParser) -> tuple[date | None, date | None, 
             kind = " ".join(kind) if isinstance(kind, list) else str(kind)
             if kind and not _LD_ARTICLE_TYPES.search(kind):
                 continue
-            value = item.get("datePublished") or item.get("dateCreated") or item.get("uploadDate")
-            pub = _ld_date(value)
-            if pub and not published:
-                published, raw_published = pub, str(value)
+            for rank_base, field_name in ((0, "datePublished"), (2, "dateCreated"), (2, "uploadDate")):
+                value = item.get(field_name)
+                pub = _ld_date(value)
+                if pub:
+                    rank = rank_base + (0 if _LD_NEWS_TYPES.search(kind) else 1)
+                    if best is None or rank < best[0]:
+                        best = (rank, pub, str(value))
+                    break
             modified = modified or _ld_date(item.get("dateModified"))
-        if published:
+        if best is not None and best[0] == 0:
             break
-    return published, modified, raw_published
+    if best is None:
+        return None, modified, ""
+    return best[1], modified, best[2]
 
 
 def _json_ld_items(raw: str) -> list[dict]:

@@ -11,7 +11,7 @@ import hashlib
 
 import orjson
 
-from app.pipeline.page_cache import decode_entry, page_key
+from app.pipeline.page_cache import version_key
 
 # Options that cannot change an answer stay out of the key (cache policy, deadline, budgets).
 _KEY_OPTIONS = ("mode", "freshness_days", "include_domains", "exclude_domains", "primary_domains", "max_queries",
@@ -38,12 +38,9 @@ def encode_answer(body: dict, versions: dict[str, str]) -> bytes:
 
 async def still_valid(versions: dict[str, str], cache) -> bool:
     """Every fetched page the answer used is still the same version in the page cache."""
-    for url, content_hash in versions.items():
-        raw = await cache.get(page_key(url))
-        entry = decode_entry(raw) if raw else None
-        if entry is None or entry.doc.content_hash != content_hash:
-            return False
-    return True
+    urls = list(versions)
+    current = await cache.get_many([version_key(u) for u in urls])
+    return all(raw is not None and raw.decode() == versions[u] for u, raw in zip(urls, current))
 
 
 def decode_answer(raw: bytes) -> tuple[dict, dict[str, str]] | None:

@@ -18,7 +18,7 @@ from app.extract.text_clean import content_hash
 from app.pipeline.conflicts import PATTERNS, asked_attribute
 from app.pipeline.context import RunContext
 from app.pipeline.extract import extract_page
-from app.pipeline.page_cache import PageEntry, decode_entry, encode_entry, page_key
+from app.pipeline.page_cache import PageEntry, decode_entry, page_key, store_entry
 from app.pipeline.types import Document, FetchedPage, FetchReason, PageDates, SearchHit, TextBlock
 from app.urls import registrable_domain
 
@@ -93,19 +93,20 @@ async def _load(hit: SearchHit, rank: int, ctx: RunContext, fetcher, cache, flig
             ctx.note_cache("page", "revalidated")
             metrics.CACHE_LOOKUPS.labels(layer="page", result="revalidated").inc()
             entry.fresh_until = time.time() + ctx.settings.page_ttl(ctx.options.freshness_days)
-            await cache.set(key, encode_entry(entry) or b"", _ttl(entry))
+            await store_entry(cache, hit.url, entry, _ttl(entry))
             return page, _for_request(entry.doc, hit, rank)
         doc = await _extract(page, hit, rank, ctx) if page.ok else None
-        await _store(cache, key, page, doc, ctx)
+        await _store(cache, hit.url, page, doc, ctx)
         ctx.note_cache("page", "miss")
         return page, doc
 
-    async def compute() -> tuple[FetchedPage, Document | None, bytes | None]:
+    async def compute() -> tuple[FetchedPage, Document | None, None]:
         page, doc = await _fetch_and_extract(hit, rank, ctx, fetcher)
-        return page, doc, _entry_bytes(page, doc, ctx)
+        await _store(cache, hit.url, page, doc, ctx)  # the entry and its version key, stored here
+        return page, doc, None
 
     (page, doc, _), how = await flights.cached(
-        key, cache, layer="page", compute=compute, encode=lambda v: v[2], ttl_s=int(REVALIDATE_TTL),
+        key, cache, layer="page", compute=compute, encode=lambda v: None, ttl_s=int(REVALIDATE_TTL),
         decode=lambda raw: _from_entry(decode_entry(raw), hit), read=False, wait_s=ctx.remaining())
     ctx.note_cache("page", how)
     return page, (_for_request(doc, hit, rank) if doc is not None else None)
@@ -132,18 +133,12 @@ async def _fetch_and_extract(hit, rank, ctx, fetcher) -> tuple[FetchedPage, Docu
     return page, (await _extract(page, hit, rank, ctx) if page.ok else None)
 
 
-def _entry_bytes(page: FetchedPage, doc: Document | None, ctx: RunContext) -> bytes | None:
+async def _store(cache, url: str, page: FetchedPage, doc: Document | None, ctx: RunContext) -> None:
     if doc is None or page.reason is not FetchReason.ok:
-        return None  # failures are not cached: the next request tries again
-    entry = PageEntry(doc, page.headers.get("etag"), page.headers.get("last-modified"),
-                      time.time() + ctx.settings.page_ttl(ctx.options.freshness_days))
-    return encode_entry(entry)
-
-
-async def _store(cache, key: str, page: FetchedPage, doc: Document | None, ctx: RunContext) -> None:
-    raw = _entry_bytes(page, doc, ctx)
-    if raw is not None:
-        await cache.set(key, raw, int(ctx.settings.page_ttl(ctx.options.freshness_days) + REVALIDATE_TTL))
+        return  # failures are not cached: the next request tries again
+    ttl = ctx.settings.page_ttl(ctx.options.freshness_days)
+    entry = PageEntry(doc, page.headers.get("etag"), page.headers.get("last-modified"), time.time() + ttl)
+    await store_entry(cache, url, entry, int(ttl + REVALIDATE_TTL))
 
 
 def _from_entry(entry: PageEntry | None, hit: SearchHit):

@@ -37,6 +37,20 @@ def page_key(url: str) -> str:
     return "page:" + normalize_url(url)
 
 
+def version_key(url: str) -> str:
+    """A small companion of each page entry holding only its content hash, so validating a cached
+    answer reads a few bytes per page instead of decoding whole documents."""
+    return "pagever:" + normalize_url(url)
+
+
+async def store_entry(cache, url: str, entry: "PageEntry", ttl_s: int) -> None:
+    raw = encode_entry(entry)
+    if raw is None:
+        return
+    await cache.set(page_key(url), raw, ttl_s)
+    await cache.set(version_key(url), entry.doc.content_hash.encode(), ttl_s)
+
+
 def encode_entry(entry: PageEntry) -> bytes | None:
     d = entry.doc
     raw = orjson.dumps({

@@ -94,3 +94,56 @@ def test_text_date_near_the_top() -> None:
     result = find_page_dates(page("", body))
     assert result.published == date(2022, 3, 3)
     assert result.source in ("text", "byline")
+
+
+def ld_script(*objects: str) -> str:
+    return '<script type="application/ld+json">[' + ",".join(objects) + "]</script>"
+
+
+def test_utc_stamp_on_a_country_domain_gives_the_local_day() -> None:
+    stamp = ld_script('{"@type":"NewsArticle","datePublished":"2020-08-25T00:23:33.312Z"}')
+    assert find_page_dates(page(stamp), url="https://news.example.ca/a/1").published == date(2020, 8, 24)
+    assert find_page_dates(page(stamp), url="https://news.example.de/a/1").published == date(2020, 8, 25)
+    # a .com says nothing about where it publishes: the day as written
+    assert find_page_dates(page(stamp), url="https://news.example.com/a/1").published == date(2020, 8, 25)
+    late = ld_script('{"@type":"NewsArticle","datePublished":"2020-12-05T23:15:00Z"}')
+    assert find_page_dates(page(late), url="https://example.it/n/1").published == date(2020, 12, 6)
+    # an explicit local offset is the publisher's own day: kept as written
+    local = ld_script('{"@type":"NewsArticle","datePublished":"2020-08-25T00:23:33-04:00"}')
+    assert find_page_dates(page(local), url="https://news.example.ca/a/1").published == date(2020, 8, 25)
+
+
+def test_article_date_published_beats_webpage_and_date_created() -> None:
+    created_first = ld_script(
+        '{"@type":"WebPage","dateCreated":"2015-01-02"}',
+        '{"@type":"NewsArticle","datePublished":"2021-06-07"}',
+    )
+    assert find_page_dates(page(created_first)).published == date(2021, 6, 7)
+    webpage_first = ld_script(
+        '{"@type":"WebPage","datePublished":"2015-01-02"}',
+        '{"@type":"Article","datePublished":"2021-06-07"}',
+    )
+    assert find_page_dates(page(webpage_first)).published == date(2021, 6, 7)
+    only_created = ld_script('{"@type":"Article","dateCreated":"2019-04-05"}')
+    assert find_page_dates(page(only_created)).published == date(2019, 4, 5)
+
+
+def test_wiki_page_dated_by_its_latest_revision() -> None:
+    head = ('<meta name="generator" content="MediaWiki 1.31.0">'
+            + ld_script('{"@type":"Article","datePublished":"2005-07-26T16:22:26-07:00",'
+                        '"dateModified":"2020-04-07T12:33:32-07:00"}'))
+    result = find_page_dates(page(head))
+    assert (result.published, result.modified) == (date(2020, 4, 7), date(2020, 4, 7))
+    # the same stamps on an ordinary article: published is published
+    plain = find_page_dates(page(head.replace("MediaWiki 1.31.0", "WordPress 5.3")))
+    assert plain.published == date(2005, 7, 26)
+
+
+def test_byline_published_date_preferred_over_updated() -> None:
+    both = '<div class="article-meta">Updated: 5 January 2021 | Published: 3 January 2021</div>'
+    assert find_page_dates(page("", both)).published == date(2021, 1, 3)
+    # an update-only byline is skipped in favour of the next dated one
+    update_first = ('<div class="article-meta">Updated: 5 January 2021</div>'
+                    '<span class="post-date">3 January 2021</span>')
+    result = find_page_dates(page("", update_first))
+    assert (result.published, result.source) == (date(2021, 1, 3), "byline")

@@ -15,6 +15,10 @@ class Cache(Protocol):
         """Return the value, or None on a miss *or on any cache failure*."""
         ...
 
+    async def get_many(self, keys: list[str]) -> list[bytes | None]:
+        """Several values in one round trip; None for misses and on failure."""
+        ...
+
     async def set(self, key: str, value: bytes, ttl_s: int) -> None:
         """Store; swallow failures (the cache is an optimisation, never a dependency)."""
         ...

@@ -25,6 +25,9 @@ class MemoryCache:
         self._items.move_to_end(key)
         return value
 
+    async def get_many(self, keys: list[str]) -> list[bytes | None]:
+        return [await self.get(k) for k in keys]
+
     async def set(self, key: str, value: bytes, ttl_s: int) -> None:
         self._items[key] = (time.monotonic() + ttl_s, value)
         self._items.move_to_end(key)

@@ -55,6 +55,17 @@ class RedisCache:
         metrics.REDIS_UP.set(1)
         return value
 
+    async def get_many(self, keys: list[str]) -> list[bytes | None]:
+        if not keys or not self._available():
+            return [None] * len(keys)
+        try:
+            values = await self._redis.mget([self._prefix + k for k in keys])
+        except Exception as exc:
+            self._failed("mget", exc)
+            return [None] * len(keys)
+        metrics.REDIS_UP.set(1)
+        return list(values)
+
     async def set(self, key: str, value: bytes, ttl_s: int) -> None:
         if not self._available():
             return
