@@ -90,7 +90,7 @@ _ATTRIBUTION = "According to {domain} ({date}), "
 def compose_extractive(question: str, evidence: list[Evidence], conflicts: list[Conflict], ctx: RunContext) -> Draft:
     """Verbatim sentences from the evidence that best match the question, each with its span id."""
     q = set(terms(question))
-    candidates: list[tuple[float, int, str, Evidence]] = []
+    candidates: list[tuple[float, int, str, Evidence, set[str]]] = []
     df: Counter = Counter()
     per_sentence = []
     for ev in evidence:
@@ -118,18 +118,25 @@ def compose_extractive(question: str, evidence: list[Evidence], conflicts: list[
             score += 0.5
         if subject and _leads_with(sentence, subject):
             score += 0.3  # "What is X?" is answered by a sentence about X, not one that mentions it
-        candidates.append((score, pos, sentence, ev))
+        candidates.append((score, pos, sentence, ev, st & q))
     candidates.sort(key=lambda c: -c[0])
     chosen: list[tuple[str, Evidence]] = []
     if conflicts and ctx.options.on_conflict in ("surface", "prefer"):
         chosen = _conflict_sentences(conflicts, candidates, ctx.options.on_conflict)
     limit = MAX_EXTRACTIVE_SENTENCES if not ctx.options.max_tokens else max(1, min(MAX_EXTRACTIVE_SENTENCES, ctx.options.max_tokens // 40))
-    for score, _, sentence, ev in candidates:
-        if len(chosen) >= limit:
-            break
-        if any(sentence in s for s, _ in chosen) or score <= 0:
+    # Greedy with a coverage bonus: after the best sentence, one that adds what is still missing
+    # ("Quill 1.0 … 2017" next to "Quill 3.0 … 2024") beats one that repeats what is covered.
+    covered: set[str] = set()
+    pool = [c for c in candidates if c[0] > 0]
+    while pool and len(chosen) < limit:
+        best = max(pool, key=lambda c: c[0] + (len(c[4] - covered) / max(1, len(q)) if covered else 0.0)
+                   - (0.2 if covered and not c[4] - covered else 0.0))
+        pool.remove(best)
+        _, _, sentence, ev, hits = best
+        if any(sentence in s for s, _ in chosen):
             continue
         chosen.append((sentence, ev))
+        covered |= hits
     if not chosen:
         return Draft(text=NO_ANSWER, composer="extractive")
     order = {e.span_id: i for i, e in enumerate(evidence)}
@@ -168,7 +175,7 @@ def _conflict_sentences(conflicts, candidates, policy) -> list[tuple[str, Eviden
     for c in conflicts:
         values = [preferred_value(c)] if policy == "prefer" else c.values
         for v in values:
-            for _, _, sentence, ev in candidates:
+            for _, _, sentence, ev, _ in candidates:
                 if ev.span_id in v["span_ids"] and v["value"] in values_in(c.attribute, sentence):
                     date = ev.published_at.isoformat() if ev.published_at else "undated"
                     out.append((_ATTRIBUTION.format(domain=ev.domain, date=date) + sentence, ev))
