@@ -101,8 +101,8 @@ def compose_extractive(question: str, evidence: list[Evidence], conflicts: list[
         context = set(terms(f"{ev.title} {ev.section}")) & q
         for pos, sentence in enumerate(split_sentences(ev.text)):
             st = set(terms(sentence))
-            if pos < 2:
-                st |= context
+            if pos < 2 and not st & q:
+                st = context  # eligible through its title only, and scored on it
             if len(sentence) < 25 or len(sentence) > 600 or not st & q or _not_quotable(sentence):
                 continue
             per_sentence.append((ev, pos, sentence, st))
@@ -147,6 +147,7 @@ def compose_extractive(question: str, evidence: list[Evidence], conflicts: list[
     return Draft(text=text, composer="extractive")
 
 
+_SIGNATURE = re.compile(r"^[\w.]+\([^)]*\)\s*$")  # an API signature line, not a sentence
 _FIELD_LIST = re.compile(r"^(?:[\w ]{1,20}:\s*){2,}")
 
 
@@ -154,10 +155,12 @@ def _not_quotable(sentence: str) -> bool:
     """Lead-ins to code or lists ("… as follows:") and field lists ("Release: Date: Editor: …") state
     nothing on their own."""
     s = sentence.rstrip()
-    return s.endswith(":") or bool(_FIELD_LIST.match(s)) or (s.startswith("(") and s.rstrip(".").endswith(")"))
+    return (s.endswith(":") or bool(_FIELD_LIST.match(s)) or (s.startswith("(") and s.rstrip(".").endswith(")"))
+            or "¶" in s or bool(_SIGNATURE.match(s)))
 
 
-_DEFINITION = re.compile(r"^\s*(?:what|who)\s+(?:is|are|was|were)\s+(?:an?\s+|the\s+)?(.+?)\s*\??\s*$", re.I)
+_DEFINITION = re.compile(r"^\s*(?:what|who)\s+(?:is|are|was|were|does|do)\s+(?:an?\s+|the\s+)?(.+?)"
+                         r"(?:\s+(?:do|does|mean|for))?\s*\??\s*$", re.I)
 
 
 def _definition_subject(question: str) -> set[str]:

@@ -7,6 +7,7 @@ from datetime import date
 
 from app.pipeline.context import RunContext
 from app.pipeline.injection import strip_instructions
+from app.pipeline.passages import MIN_CHARS as MIN_PASSAGE_CHARS
 from app.pipeline.passages import Passage, bm25, split_passages
 from app.pipeline.types import Document, Evidence, Selection, SelectionDecision
 from app.text import terms, words
@@ -14,6 +15,8 @@ from app.urls import domain_matches, host_of
 
 NEAR_DUP_THRESHOLD = 0.7  # Jaccard of 5-word shingles (see docs/ARCHITECTURE.md)
 MAX_PASSAGES_PER_DOC = 3
+DOC_RANK_WEIGHT = 0.3
+DOC_TITLE_WEIGHT = 0.3
 
 
 def document_age_days(doc: Document, today: date) -> int | None:
@@ -94,15 +97,23 @@ def select_evidence(docs: list[Document], question: str, freshness_days: int, ct
         recency = -0.1 if age is None else (0.05 if age <= freshness_days else -0.05)
         trust = (0.1 if p.doc.primary else 0.0) + (0.05 if trusted(p.doc) else 0.0) - (0.05 if p.doc.density < 0.2 else 0.0)
         # Code repeats identifiers, which BM25 over-rewards; prose states what the question asks.
-        lexical = p.score / top * (0.5 if p.kind == "code" else 1.0)
-        p.score = lexical + recency + trust + 0.02 / (1 + p.doc.rank)
+        # BM25's length normalisation also over-rewards scraps ("… as follows:" between code blocks).
+        brevity = max(0.3, min(1.0, len(p.text) / MIN_PASSAGE_CHARS))
+        lexical = p.score / top * (0.5 if p.kind == "code" else 1.0) * brevity
+        lead = 0.1 / (1 + p.index)  # a page's opening says what it is about
+        p.score = lexical + recency + trust + lead + 0.02 / (1 + p.doc.rank)
 
-    # One document per registrable domain: the one whose best passage scores highest.
+    # One document per registrable domain: the best passage, plus the search ranking's view of the
+    # whole page (a page ranked first for the question is usually about it, not one that mentions it).
     best_doc: dict[str, Document] = {}
     best_score: dict[str, float] = {}
+    q_set = set(q_terms)
+    about = {d.url: len(q_set & set(terms(d.title))) / max(1, len(q_set)) for d in docs}
     for p in passages:
-        if p.score > best_score.get(p.doc.domain, float("-inf")):
-            best_score[p.doc.domain], best_doc[p.doc.domain] = p.score, p.doc
+        # A page titled with what the question asks about is about it (a title-field boost).
+        doc_score = p.score + DOC_RANK_WEIGHT / (1 + p.doc.rank) + DOC_TITLE_WEIGHT * about[p.doc.url]
+        if doc_score > best_score.get(p.doc.domain, float("-inf")):
+            best_score[p.doc.domain], best_doc[p.doc.domain] = doc_score, p.doc
     for d in docs:
         if best_doc.get(d.domain) is not d:
             decisions.append(SelectionDecision(d.url, "dropped", f"domain_quota:{d.domain}"))
