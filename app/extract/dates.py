@@ -57,8 +57,12 @@ _COPYRIGHT_RE = re.compile(r"©|&copy;|\(c\)|copyright|all rights reserved", re.
 _TEXT_SCAN_CHARS = 2500
 
 
-def find_page_dates(html: str | bytes, url: str | None = None, headers: dict[str, str] | None = None) -> PageDates:
-    parser = LexborHTMLParser(html, encoding=True) if isinstance(html, bytes) else LexborHTMLParser(html)
+def find_page_dates(html: str | bytes, url: str | None = None, headers: dict[str, str] | None = None,
+                    *, parser: LexborHTMLParser | None = None) -> PageDates:
+    """`parser`: the page already parsed (the service parses once for dates and main text; dates
+    must run first, extraction prunes the tree). `html` then only feeds the last-resort fallback."""
+    if parser is None:
+        parser = LexborHTMLParser(html, encoding=True) if isinstance(html, bytes) else LexborHTMLParser(html)
     http_modified = parse_http_date((headers or {}).get("last-modified", ""))
 
     ld_published, ld_modified, ld_raw = _json_ld_dates(parser)

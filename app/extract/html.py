@@ -54,10 +54,10 @@ def parse_html(html: str | bytes) -> LexborHTMLParser:
     return LexborHTMLParser(html)
 
 
-def extract_html(html: str | bytes, url: str | None = None) -> Extraction:
+def extract_html(html: str | bytes, url: str | None = None, *, parser: LexborHTMLParser | None = None) -> Extraction:
     """Main content of a page as heading/paragraph/list/pre/table blocks. ``url`` is reserved for
     resolving links and is not used for site-specific rules (there are none)."""
-    parser = parse_html(html)
+    parser = parser if parser is not None else parse_html(html)
     title = page_title(parser)
     body = parser.body
     if body is None:

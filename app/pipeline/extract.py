@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from app.extract.dates import find_page_dates
-from app.extract.html import extract_html
+from app.extract.html import extract_html, parse_html
 from app.extract.text_clean import content_hash
 from app.pipeline.types import Document, FetchedPage, FetchReason, PageDates, SearchHit, TextBlock
 from app.urls import registrable_domain
@@ -29,12 +29,13 @@ def _extract_one(page: FetchedPage, hit: SearchHit | None, rank: int) -> Documen
         blocks = [TextBlock("paragraph", p.strip()) for p in text.split("\n\n") if p.strip()]
     else:
         body = page.body[:EXTRACT_MAX_BYTES]
-        ext = extract_html(body, url=page.url)
+        parser = parse_html(body)  # parsed once: dates first, then extraction prunes the tree
+        head = body[: DATES_MAX_CHARS * 2].decode("utf-8", errors="replace")[:DATES_MAX_CHARS]
+        dates = find_page_dates(head, url=page.url, headers=page.headers, parser=parser)
+        ext = extract_html(body, url=page.url, parser=parser)
         if ext.is_shell:
             return None
         blocks, title, density = ext.blocks, ext.title or title, ext.density
-        head = body[: DATES_MAX_CHARS * 2].decode("utf-8", errors="replace")[:DATES_MAX_CHARS]
-        dates = find_page_dates(head, url=page.url, headers=page.headers)
     if dates.published is None and hit is not None and hit.published_at is not None:
         dates = PageDates(published=hit.published_at.date(), modified=dates.modified, source="search-engine")
     text_len = sum(len(b.text) for b in blocks)
