@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 STOP_WORDS = frozenset(
     """a an the and or but if then else of to in on at by for with from into onto over under about
@@ -41,17 +42,23 @@ _CANON = {"cost": "pric", "pricing": "pric", "priced": "pric", "pric": "pric", "
           "won": "win", "winner": "win", "victor": "win"}
 
 
+@lru_cache(maxsize=65536)
+def _word_terms(w: str) -> tuple[str, ...]:
+    if w in STOP_WORDS or len(w) < 2:
+        return ()
+    t = stem(w)
+    out = [_CANON.get(t, t)]
+    if "." in w and not w[0].isdigit():
+        # "pathlib.path.readlink" also matches "pathlib" and "readlink".
+        out.extend(stem(part) for part in w.split(".") if len(part) > 1 and part not in STOP_WORDS)
+    return tuple(out)
+
+
 def terms(text: str) -> list[str]:
     """Content terms: lower-cased, stop words dropped, crudely stemmed, synonyms met."""
-    out = []
+    out: list[str] = []
     for w in words(text):
-        if w in STOP_WORDS or len(w) < 2:
-            continue
-        t = stem(w)
-        out.append(_CANON.get(t, t))
-        if "." in w and not w[0].isdigit():
-            # "pathlib.path.readlink" also matches "pathlib" and "readlink".
-            out.extend(stem(part) for part in w.split(".") if len(part) > 1 and part not in STOP_WORDS)
+        out.extend(_word_terms(w))
     return out
 
 
