@@ -27,3 +27,5 @@ def configure_logging(level: str = "INFO") -> None:
     handler.setFormatter(JsonFormatter())
     root.addHandler(handler)
     root.setLevel(level.upper())
+    # httpx logs every outbound request at INFO: the metrics and traces already count them.
+    logging.getLogger("httpx").setLevel(max(logging.WARNING, root.level))

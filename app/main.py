@@ -1,7 +1,6 @@
 """ASGI entry point: `uvicorn app.main:app`."""
 from __future__ import annotations
 
-import logging
 import re
 import secrets
 from contextlib import asynccontextmanager
@@ -9,6 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from app.api.errors import install_error_handlers
+from app.api.openapi import install_openapi
 from app.api.routes import router
 from app.logs import configure_logging, request_id_var
 from app.metrics_export import install_http_metrics, mark_worker_dead
@@ -36,6 +36,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                               "checked in code, or a structured abstention; every response says what it cost.")
     install_error_handlers(app)
     app.include_router(router)
+    install_openapi(app)
 
     app.add_middleware(RequestIdMiddleware)
     install_http_metrics(app)

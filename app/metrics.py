@@ -6,6 +6,8 @@ file and app/metrics_export.py sums them at scrape time. Gauges therefore say ho
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 from prometheus_client import Counter, Gauge, Histogram
 
 PREFIX = "grounded_"
@@ -42,3 +44,11 @@ REQUEST_SECONDS = Histogram(
 
 # --- spend by model (app/pipeline/context.py Cost.add_tokens, next to COST_USD kind="llm")
 LLM_COST_USD = Counter(PREFIX + "llm_cost_usd_total", "LLM spend in USD by model", ["model"])
+
+
+@lru_cache(maxsize=4096)
+def labelled(metric, *values: str):
+    """A metric's child for these label values (in labelnames order), built once: `labels()` checks
+    and locks on every call, which shows on the answer-cache hit path. Label values are bounded, so
+    the cache is too."""
+    return metric.labels(*values)

@@ -84,9 +84,9 @@ class HttpMetricsMiddleware:
         finally:
             route = _route_template(scope)
             method = scope.get("method", "").upper()
-            metrics.HTTP_REQUESTS.labels(route=route, method=method if method in _KNOWN_METHODS else "OTHER",
-                                         status_class=f"{status // 100}xx").inc()
-            metrics.REQUEST_SECONDS.labels(route=route).observe(time.perf_counter() - started)
+            metrics.labelled(metrics.HTTP_REQUESTS, route, method if method in _KNOWN_METHODS else "OTHER",
+                             f"{status // 100}xx").inc()
+            metrics.labelled(metrics.REQUEST_SECONDS, route).observe(time.perf_counter() - started)
 
 
 def install_http_metrics(app: Any) -> Any:

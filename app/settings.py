@@ -64,6 +64,8 @@ class Settings(BaseSettings):
     # Hosts / CIDRs exempt from the public-address rule. For tests and private deployments only.
     fetch_allow_private: CommaList = Field(default_factory=list)
     fetch_per_host_concurrency: int = 2
+    # Pages in flight at once across all hosts (6 per answer: 64 concurrent answers need ~400).
+    fetch_max_connections: int = 512
     respect_robots: bool = True
     user_agent: str = "GroundedAnswerBot/0.1"
     contact_url: str = "https://github.com/grounded-answers/grounded-answers"

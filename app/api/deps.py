@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import secrets
+from dataclasses import dataclass
 
 from fastapi import Request
 
@@ -26,3 +27,16 @@ async def require_auth(request: Request) -> None:
 
 async def request_id(request: Request) -> str:
     return request.state.request_id
+
+
+@dataclass(slots=True)
+class Call:
+    """What an answer route needs, resolved in one dependency (each one costs on the hot path)."""
+
+    state: ServiceState
+    request_id: str
+
+
+async def api_call(request: Request) -> Call:
+    await require_auth(request)
+    return Call(request.app.state.service, request.state.request_id)

@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import orjson
 from fastapi import APIRouter, Depends, Request
+from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
-from app.api.deps import get_state, request_id, require_auth
+from app.api.deps import api_call, get_state, request_id, require_auth
 from app.api.protocol import ChatCompletionRequest, ChatCompletionResponse, ContextRequest, ContextResponse
-from app.api.serving import Completion, serve_chat, serve_context
+from app.api.serving import Completion, load_trace, serve_chat, serve_context
 from app.errors import NotFound
 from app.metrics_export import render_metrics
 from app.state import ServiceState
@@ -25,18 +27,32 @@ async def _answer(body: ChatCompletionRequest, state: ServiceState, rid: str, ro
                              headers={**result.headers, "Cache-Control": "no-cache"})
 
 
+# The chat body is parsed here rather than as a FastAPI body parameter: pydantic's JSON validator
+# on the raw bytes costs a fraction of FastAPI's body and dependency machinery on the answer path
+# (measured with an in-process ASGI loop on answer-cache hits). The schema is still documented.
+CHAT_BODY = {"requestBody": {"required": True, "content": {"application/json": {
+    "schema": {"$ref": "#/components/schemas/ChatCompletionRequest"}}}}}
+
+
+async def _chat(request: Request, route: str) -> Response:
+    call = await api_call(request)
+    try:
+        body = ChatCompletionRequest.model_validate_json(await request.body())
+    except ValidationError as exc:
+        raise RequestValidationError(exc.errors()) from None
+    return await _answer(body, call.state, call.request_id, route)
+
+
 @router.post("/v1/grounded-answers", response_model=ChatCompletionResponse, responses=ERROR_RESPONSES,
-             dependencies=[Depends(require_auth)], summary="Answer from web evidence, with citations, or abstain")
-async def grounded_answers(body: ChatCompletionRequest, state: ServiceState = Depends(get_state),
-                           rid: str = Depends(request_id)) -> Response:
-    return await _answer(body, state, rid, "grounded-answers")
+             openapi_extra=CHAT_BODY, summary="Answer from web evidence, with citations, or abstain")
+async def grounded_answers(request: Request) -> Response:
+    return await _chat(request, "grounded-answers")
 
 
 @router.post("/v1/chat/completions", response_model=ChatCompletionResponse, responses=ERROR_RESPONSES,
-             dependencies=[Depends(require_auth)], summary="Same handler, for OpenAI clients (change base_url)")
-async def chat_completions(body: ChatCompletionRequest, state: ServiceState = Depends(get_state),
-                           rid: str = Depends(request_id)) -> Response:
-    return await _answer(body, state, rid, "chat-completions")
+             openapi_extra=CHAT_BODY, summary="Same handler, for OpenAI clients (change base_url)")
+async def chat_completions(request: Request) -> Response:
+    return await _chat(request, "chat-completions")
 
 
 @router.post("/v1/context", response_model=ContextResponse, responses=ERROR_RESPONSES,
@@ -54,10 +70,10 @@ async def models(state: ServiceState = Depends(get_state)) -> dict:
 
 @router.get("/v1/traces/{trace_id}", dependencies=[Depends(require_auth)])
 async def trace(trace_id: str, state: ServiceState = Depends(get_state)) -> Response:
-    raw = await state.cache.get(f"trace:{trace_id}")
-    if raw is None:
+    trace = await load_trace(trace_id, state)
+    if trace is None:
         raise NotFound(f"no trace for request {trace_id!r} (expired or never recorded)", param="trace_id")
-    return Response(raw, media_type="application/json")
+    return Response(orjson.dumps(trace), media_type="application/json")
 
 
 @router.get("/healthz")

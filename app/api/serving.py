@@ -59,7 +59,7 @@ async def serve_chat(req: ChatCompletionRequest, state: ServiceState, request_id
         metrics.IN_FLIGHT.dec()
     body["model"] = model
     headers = headers_for(body, request_id)
-    metrics.REQUESTS.labels(route=route, status="200", grounding_status=body["grounding"]["status"]).inc()
+    metrics.labelled(metrics.REQUESTS, route, "200", body["grounding"]["status"]).inc()
     if req.stream:
         include_usage = bool((req.stream_options or {}).get("include_usage"))
         return CompletionStream(stream_chunks(body, include_usage), headers)
@@ -153,7 +153,7 @@ async def _answer_with_cache(answer, turns, ctx, state: ServiceState, request_id
     if opts.cache == "use" and (raw := await state.cache.get(key)):
         entry = answer_cache.decode_answer(raw)
         if entry and await answer_cache.still_valid(entry[1], state.cache):
-            metrics.CACHE_LOOKUPS.labels(layer="answer", result="hit").inc()
+            metrics.labelled(metrics.CACHE_LOOKUPS, "answer", "hit").inc()
             await _link_trace(entry[0]["grounding"]["request_id"], request_id, state)
             return answer_cache.restamp(entry[0], request_id=request_id, created=created, how="hit")
     (body, versions), how = await state.flights.cached(
@@ -168,11 +168,21 @@ async def _answer_with_cache(answer, turns, ctx, state: ServiceState, request_id
 
 
 async def _link_trace(original_id: str, request_id: str, state: ServiceState) -> None:
-    """A cached answer's trace is the trace of the run that produced it, marked as such."""
-    raw = await state.cache.get(f"trace:{original_id}")
-    trace = orjson.loads(raw) if raw else {}
-    trace.update({"request_id": request_id, "served_from": "answer_cache", "original_request_id": original_id})
-    await state.cache.set(f"trace:{request_id}", orjson.dumps(trace), state.settings.trace_ttl_s)
+    """A cached answer's trace is the trace of the run that produced it: store a pointer (cheap on
+    the hit path); GET /v1/traces follows it."""
+    pointer = {"request_id": request_id, "served_from": "answer_cache", "original_request_id": original_id}
+    await state.cache.set(f"trace:{request_id}", orjson.dumps(pointer), state.settings.trace_ttl_s)
+
+
+async def load_trace(request_id: str, state: ServiceState) -> dict | None:
+    raw = await state.cache.get(f"trace:{request_id}")
+    if raw is None:
+        return None
+    trace = orjson.loads(raw)
+    if trace.get("served_from") == "answer_cache":
+        original = await state.cache.get(f"trace:{trace['original_request_id']}")
+        trace = {**(orjson.loads(original) if original else {}), **trace}
+    return trace
 
 
 def _versions(result: PipelineResult) -> dict[str, str]:

@@ -103,6 +103,7 @@ class PageFetcher:
             "allowed_ports": [int(p) for p in settings.fetch_allowed_ports],
             "allow_private": list(settings.fetch_allow_private), "proxy": settings.fetch_proxy,
             "per_host_concurrency": settings.fetch_per_host_concurrency,
+            "max_connections": settings.fetch_max_connections,
             "respect_robots": settings.respect_robots,
         }
         kwargs.update(overrides)

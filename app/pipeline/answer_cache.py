@@ -6,7 +6,6 @@ cache still holds those same versions — a page that changed invalidates every 
 """
 from __future__ import annotations
 
-import copy
 import hashlib
 
 import orjson
@@ -38,6 +37,8 @@ def encode_answer(body: dict, versions: dict[str, str]) -> bytes:
 
 async def still_valid(versions: dict[str, str], cache) -> bool:
     """Every fetched page the answer used is still the same version in the page cache."""
+    if not versions:
+        return True  # evidence held by a provider (the local corpus), not the page cache
     urls = list(versions)
     current = await cache.get_many([version_key(u) for u in urls])
     return all(raw is not None and raw.decode() == versions[u] for u, raw in zip(urls, current))
@@ -53,10 +54,10 @@ def decode_answer(raw: bytes) -> tuple[dict, dict[str, str]] | None:
 
 def restamp(body: dict, *, request_id: str, created: int, how: str) -> dict:
     """A cached body as a new response: its own ids, zero cost, and saying it came from cache."""
-    out = copy.deepcopy(body)
-    out["id"] = "chatcmpl-" + request_id.removeprefix("req_")
-    out["created"] = created
-    g = out["grounding"]
+    # Shallow copies of the levels that change: the body was decoded for this request alone, or is
+    # shared with coalesced followers, whose other parts are never mutated.
+    g = dict(body["grounding"])
+    out = {**body, "id": "chatcmpl-" + request_id.removeprefix("req_"), "created": created, "grounding": g}
     g["request_id"] = request_id
     g["cost"] = {"usd": 0.0, "tokens": {}, "prompt_tokens": 0, "completion_tokens": 0, "search_calls": 0,
                  "fetches": 0, "by_stage_usd": {}, "cached": True, "original_usd": g["cost"].get("usd", 0.0)}

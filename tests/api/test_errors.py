@@ -76,3 +76,15 @@ def test_api_keys_guard_the_api(service_factory):
                     headers={"Authorization": "Bearer sekret"}, timeout=30)
     assert ok.status_code == 200
     assert httpx.get(s.url + "/healthz").status_code == 200  # probes stay open
+
+
+def test_openapi_documents_the_chat_body_and_every_grounding_option(svc):
+    schema = httpx.get(svc.url + "/openapi.json").json()
+    body = schema["paths"]["/v1/chat/completions"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert body == {"$ref": "#/components/schemas/ChatCompletionRequest"}
+    options = schema["components"]["schemas"]["GroundingOptions"]["properties"]
+    for name in ("mode", "freshness_days", "include_domains", "exclude_domains", "primary_domains", "max_queries",
+                 "max_results", "max_fetches", "max_evidence", "token_budget", "min_sources", "require_primary",
+                 "verification", "on_conflict", "cache", "deadline_ms"):
+        assert name in options and options[name].get("description"), name
+    assert options["max_queries"]["anyOf"][0]["maximum"] == 4

@@ -7,7 +7,6 @@ import threading
 import time
 
 import httpx
-import pytest
 
 from tests.api.helpers import chat, planner_or, publish_acme
 
