@@ -12,6 +12,7 @@ class BenchConfig:
     latency_levels: dict[int, int] = field(default_factory=lambda: {1: 8, 16: 48, 64: 128})
     naive_requests: int = 4
     latency_scale: float = 1.0  # multiplies every simulated upstream latency (quick mode shrinks it)
+    latency_workers: int = 2  # uvicorn workers for the latency figure: the targets are "on 2 cores"
     # cpu figure
     cpu_requests: int = 60
     cpu_concurrency: int = 8
@@ -33,6 +34,7 @@ class BenchConfig:
         if not quick:
             return cls()
         return cls(quick=True, repeats=1, latency_levels={1: 2, 4: 4}, naive_requests=1, latency_scale=0.1,
+                   latency_workers=1,
                    cpu_requests=8, cpu_concurrency=2, cpu_workers=(1,), cpu_composers=("extractive",),
                    stage_requests=2, cache_seconds=1.0, cache_connections=2, token_requests=3,
                    memory_requests=8, quality_limit=4)

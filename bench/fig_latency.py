@@ -85,7 +85,7 @@ def run(cfg: BenchConfig) -> dict:
         env = {**up.info["env"], **up.info["llm_env"]}
         for rep in range(cfg.repeats):
             # A fresh service per repeat: one repeat's trouble (see fetch_outcomes) cannot leak into the next.
-            with ServiceProcess(env) as svc:
+            with ServiceProcess(env, workers=cfg.latency_workers) as svc:
                 url = svc.url + "/v1/chat/completions"
                 closed_loop(url, [(i, workload.body(i)) for i in range(nxt, nxt + warm)], min(12, warm))
                 nxt += warm
@@ -113,7 +113,7 @@ def run(cfg: BenchConfig) -> dict:
         "ratio_p99_c64<=1.15": _met(summary.get(64, {}).get("ratio_p99"), 1.15),
         "overhead_p99_c64<=50ms": _met(summary.get(64, {}).get("overhead_ms_p99"), 50.0),
     }
-    return {"latencies_s": workload.latencies.__dict__, "levels": {str(c): r for c, r in levels.items()},
+    return {"workers": cfg.latency_workers, "latencies_s": workload.latencies.__dict__, "levels": {str(c): r for c, r in levels.items()},
             "summary": {str(c): s for c, s in summary.items()}, "naive": naive, "targets": targets,
             "upstream_requests": upstream_stats}
 
@@ -130,7 +130,8 @@ def render(res: dict) -> str:
     lines = [f"Simulated upstreams: plan {lat['plan_s'] * 1000:.0f} ms, each search {lat['search_s'] * 1000:.0f} ms, "
              f"each page {lat['fetch_min_s'] * 1000:.0f}–{lat['fetch_max_s'] * 1000:.0f} ms (drawn per page), "
              f"compose {lat['compose_s'] * 1000:.0f} ms. Real pages (aeb, 6 per answer), LLM planner and composer "
-             "(chat simulator), `cache: bypass`, unique questions. Ratio = end-to-end / (plan + search + slowest "
+             f"(chat simulator), `cache: bypass`, unique questions, service with {res.get('workers', 1)} uvicorn "
+             "worker(s). Ratio = end-to-end / (plan + search + slowest "
              "fetched page + compose), per request; overhead = end-to-end − that. Cells: median over repeats "
              "(min–max).", "",
              "| c | requests/run | full pipeline | e2e p50 ms | e2e p95 ms | e2e p99 ms | ratio p50 | ratio p95 | "
