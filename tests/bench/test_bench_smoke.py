@@ -13,7 +13,7 @@ from bench.workload import Latencies, Workload, composer_reply_text, page_key, r
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_workload_is_deterministic_and_its_critical_path_adds_up():
+def test_workload_is_deterministic_and_its_critical_path_adds_up(bench_data):
     w = Workload(n_requests=3, latencies=Latencies(0.4, 0.3, 0.2, 1.5, 0.8))
     again = Workload.from_json(w.to_json())
     assert [again.fetch_delay_s(1, k) for k in range(6)] == [w.fetch_delay_s(1, k) for k in range(6)]
@@ -33,7 +33,7 @@ def test_composer_reply_cites_the_spans_it_quotes():
     assert composer_reply_text(prompt) == "Foo 2.0 shipped in March [S1]. Bar fell [S2]."
 
 
-def test_quick_run_writes_results_and_doc(tmp_path):
+def test_quick_run_writes_results_and_doc(tmp_path, bench_data):
     out_json, out_md = tmp_path / "r.json", tmp_path / "B.md"
     proc = subprocess.run([sys.executable, "-m", "bench.run", "--quick", "--only", "latency,cache,quality",
                            "--json", str(out_json), "--md", str(out_md)],
