@@ -28,6 +28,10 @@ def check_gate(evidence: list[Evidence], conflicts: list[Conflict], question: st
                                [f"evidence_within_{3 * freshness_days}d ({dropped_stale} pages older)"])
         return GateVerdict(False, AbstentionReason.evidence_does_not_answer, ["relevant_evidence>0"])
     failed: list[tuple[AbstentionReason, str]] = []
+    future = future_year_in_past_tense(question, ctx.today)
+    if future:
+        # "Who won the 2031 final?" asked in 2026: no evidence can report an outcome that has not happened.
+        failed.append((AbstentionReason.evidence_does_not_answer, f"event_in_the_past ({future} is after today)"))
     anchors = question_anchors(question)
     cov, missing = question_coverage(terms(question), anchors, evidence)
     if missing:
@@ -71,6 +75,19 @@ def question_coverage(q_terms: list[str], anchors: list[str], evidence: list[Evi
     if not q:
         return 1.0, missing
     return sum(_covered(t, found) for t in q) / len(q), missing
+
+
+_PAST_TENSE = re.compile(r"\b(won|did|was|were|happened|took place|released|launched|ended|finished|scored|"
+                         r"elected|announced|reported|had)\b", re.I)
+_YEAR = re.compile(r"\b(1[5-9]\d\d|2\d\d\d)\b")
+
+
+def future_year_in_past_tense(question: str, today: date) -> int | None:
+    """A year after today's in a question that asks, in the past tense, what happened."""
+    if not _PAST_TENSE.search(question):
+        return None
+    future = [int(y) for y in _YEAR.findall(question) if int(y) > today.year]
+    return max(future) if future else None
 
 
 _NUMBER_ANCHOR = re.compile(r"\b(?:1[5-9]|2[0-9])\d\d\b|\b\d+(?:\.\d+)+\b")

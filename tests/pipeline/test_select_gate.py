@@ -153,3 +153,15 @@ def test_multi_hop_evidence_is_covered_together():
     v = check_gate(ev, [], "In which city is the company that makes the Zephyr X2 phone headquartered?", 3650, False,
                    _ctx(), candidates=2, usable_pages=2)
     assert v.passed, v.failed_checks
+
+
+def test_past_tense_question_about_a_future_year_abstains():
+    ev = [make_evidence("S1", "The next Solaris Cup final will be played in 2031 at a stadium still to be chosen.",
+                        url="https://a.example/p"),
+          make_evidence("S2", "Marlow Rovers won the 2029 Solaris Cup final against Eastport.", url="https://b.example/p")]
+    v = check_gate(ev, [], "Who won the 2031 Solaris Cup final?", 3650, False, _ctx(), candidates=2, usable_pages=2)
+    assert not v.passed and "event_in_the_past" in v.failed_checks[0]
+    # the future tense asks about a plan, which evidence can report
+    v = check_gate(ev, [], "Where will the 2031 Solaris Cup final be played?", 3650, False, _ctx(), candidates=2,
+                   usable_pages=2)
+    assert v.passed, v.failed_checks
