@@ -11,7 +11,7 @@ from eval.cases import load_cases
 from eval.runner import DEFAULT_CASES, MODES, failures_text, run_mode
 
 MIN_CITATION_PRECISION = 0.95  # harness-measured, micro over cited claims (today: 1.0 in both modes)
-MAX_WRONG_STATUS = 0  # false abstentions + false answers per mode (today: 0 of 33)
+MAX_WRONG_STATUS = 0  # false abstentions + false answers per mode (today: 0 of 34)
 MAX_FORBIDDEN_LEAKS = 0  # stale values and injected canaries never reach an answer (today: 0)
 MIN_CITATION_VALIDITY = 1.0  # every [n] resolves and every citation was fetched (today: 1.0)
 
