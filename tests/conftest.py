@@ -15,56 +15,36 @@ if str(REPO_ROOT) not in sys.path:  # `app` and `tests.servers` importable under
 from tests.servers import (ForwardProxy, OpenAIChatServer, RedisForTests,  # noqa: E402
                            RedisUnavailable, SearxngServer, ServiceServer, WebServer,
                            make_openai_client)
+from tests.servers.search_apis import BraveServer, SerperServer, TavilyServer  # noqa: E402
 
 
 # --- upstream servers: one per session, fresh script state per test ---------------------------
 
-@pytest.fixture(scope="session")
-def _searxng_server():
-    with SearxngServer() as server:
-        yield server
+def upstream(server_cls, name: str):
+    """A session-scoped server (started once) and a per-test fixture `name` that resets it."""
+    session_name = f"_{name}_server"
+
+    @pytest.fixture(scope="session", name=session_name)
+    def session_server():
+        with server_cls() as server:
+            yield server
+
+    @pytest.fixture(name=name)
+    def per_test(request):
+        server = request.getfixturevalue(session_name)
+        server.reset()
+        return server
+
+    return session_server, per_test
 
 
-@pytest.fixture(scope="session")
-def _web_server():
-    with WebServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="session")
-def _proxy_server():
-    with ForwardProxy() as server:
-        yield server
-
-
-@pytest.fixture(scope="session")
-def _llm_server():
-    with OpenAIChatServer() as server:
-        yield server
-
-
-@pytest.fixture
-def searxng(_searxng_server: SearxngServer) -> SearxngServer:
-    _searxng_server.reset()
-    return _searxng_server
-
-
-@pytest.fixture
-def web(_web_server: WebServer) -> WebServer:
-    _web_server.reset()
-    return _web_server
-
-
-@pytest.fixture
-def proxy(_proxy_server: ForwardProxy) -> ForwardProxy:
-    _proxy_server.reset()
-    return _proxy_server
-
-
-@pytest.fixture
-def llm(_llm_server: OpenAIChatServer) -> OpenAIChatServer:
-    _llm_server.reset()
-    return _llm_server
+_searxng_session, searxng = upstream(SearxngServer, "searxng")
+_web_session, web = upstream(WebServer, "web")
+_proxy_session, proxy = upstream(ForwardProxy, "proxy")
+_llm_session, llm = upstream(OpenAIChatServer, "llm")
+_brave_session, brave = upstream(BraveServer, "brave")
+_tavily_session, tavily = upstream(TavilyServer, "tavily")
+_serper_session, serper = upstream(SerperServer, "serper")
 
 
 # --- Redis ---------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
-"""Fixtures for the search provider tests: the Brave, Tavily and Serper servers (one per session,
-reset per test, like the top-level `searxng`), an httpx client, and `make_provider` building a
-provider through the registry exactly as the service does at start-up."""
+"""Fixtures for the search provider tests: an httpx client and `make_provider` building a provider
+through the registry exactly as the service does at start-up. The Brave, Tavily and Serper servers
+are fixtures of tests/conftest.py, like `searxng`."""
 from __future__ import annotations
 
 from typing import Any
@@ -16,43 +16,6 @@ import app.providers.search.serper  # noqa: F401
 import app.providers.search.tavily  # noqa: F401
 from app.providers.search.base import SearchProvider, build_search_provider
 from app.settings import Settings
-from tests.servers.search_apis import BraveServer, SerperServer, TavilyServer
-
-
-@pytest.fixture(scope="session")
-def _brave_server():
-    with BraveServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="session")
-def _tavily_server():
-    with TavilyServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="session")
-def _serper_server():
-    with SerperServer() as server:
-        yield server
-
-
-@pytest.fixture
-def brave(_brave_server: BraveServer) -> BraveServer:
-    _brave_server.reset()
-    return _brave_server
-
-
-@pytest.fixture
-def tavily(_tavily_server: TavilyServer) -> TavilyServer:
-    _tavily_server.reset()
-    return _tavily_server
-
-
-@pytest.fixture
-def serper(_serper_server: SerperServer) -> SerperServer:
-    _serper_server.reset()
-    return _serper_server
 
 
 @pytest.fixture

@@ -13,10 +13,15 @@ from typing import TYPE_CHECKING
 import httpx
 
 from app.errors import ProviderLogicalError
-from app.pipeline.types import SearchHit, SearchResult
+from app.pipeline.types import SearchResult
 from app.providers.search.base import SearchQuery, register_search_provider
-from app.providers.search.web_api import (call_json_api, freshness_bucket, parse_result_date, plain_text,
-                                          require_key, with_site_operators)
+from app.providers.search.web_api import (
+    call_json_api,
+    freshness_bucket,
+    require_key,
+    result_hits,
+    with_site_operators,
+)
 
 if TYPE_CHECKING:
     from app.settings import Settings
@@ -53,17 +58,8 @@ class BraveSearch:
             self._client, self.name, "GET", self._url, timeout=timeout, params=params, classify=_classify,
             headers={"X-Subscription-Token": self._key, "Accept": "application/json"})
         web = data.get("web") if isinstance(data.get("web"), dict) else {}
-        hits: list[SearchHit] = []
-        for item in (web.get("results") or [])[: query.count]:
-            if not isinstance(item, dict):
-                continue
-            url = item.get("url")
-            if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-                continue
-            published = parse_result_date(item.get("page_age")) or parse_result_date(item.get("age"))
-            hits.append(SearchHit(url=url, title=plain_text(item.get("title")),
-                                  snippet=plain_text(item.get("description")), rank=len(hits),
-                                  provider=self.name, published_at=published))
+        hits = [hit for _, hit in result_hits(web.get("results"), query.count, self.name, url="url", title="title",
+                                              snippet="description", dates=("page_age", "age"))]
         return SearchResult(provider=self.name, query=query.text, hits=hits)
 
     async def aclose(self) -> None:

@@ -13,10 +13,15 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from app.pipeline.types import SearchHit, SearchResult
+from app.pipeline.types import SearchResult
 from app.providers.search.base import SearchQuery, register_search_provider
-from app.providers.search.web_api import (call_json_api, freshness_bucket, parse_result_date, plain_text,
-                                          require_key, with_site_operators)
+from app.providers.search.web_api import (
+    call_json_api,
+    freshness_bucket,
+    require_key,
+    result_hits,
+    with_site_operators,
+)
 
 if TYPE_CHECKING:
     from app.settings import Settings
@@ -43,15 +48,8 @@ class SerperSearch:
         data = await call_json_api(
             self._client, self.name, "POST", self._url, timeout=timeout, json=body,
             headers={"X-API-KEY": self._key, "Accept": "application/json"})
-        hits: list[SearchHit] = []
-        for item in (data.get("organic") or [])[: query.count]:
-            if not isinstance(item, dict):
-                continue
-            url = item.get("link")
-            if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-                continue
-            hits.append(SearchHit(url=url, title=plain_text(item.get("title")), snippet=plain_text(item.get("snippet")),
-                                  rank=len(hits), provider=self.name, published_at=parse_result_date(item.get("date"))))
+        hits = [hit for _, hit in result_hits(data.get("organic"), query.count, self.name, url="link", title="title",
+                                              snippet="snippet", dates=("date",))]
         return SearchResult(provider=self.name, query=query.text, hits=hits)
 
     async def aclose(self) -> None:

@@ -21,7 +21,12 @@ import httpx
 from app.errors import ProviderLogicalError
 from app.pipeline.types import SearchHit, SearchResult
 from app.providers.search.base import SearchQuery, register_search_provider
-from app.providers.search.web_api import call_json_api, freshness_bucket, parse_result_date, plain_text, require_key
+from app.providers.search.web_api import (
+    call_json_api,
+    freshness_bucket,
+    require_key,
+    result_hits,
+)
 
 if TYPE_CHECKING:
     from app.settings import Settings
@@ -66,15 +71,8 @@ class TavilySearch:
             self._client, self.name, "POST", self._url, timeout=timeout, json=body, classify=_classify,
             headers={"Authorization": f"Bearer {self._key}", "Accept": "application/json"})
         hits: list[SearchHit] = []
-        for item in (data.get("results") or [])[: query.count]:
-            if not isinstance(item, dict):
-                continue
-            url = item.get("url")
-            if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-                continue
-            hit = SearchHit(url=url, title=plain_text(item.get("title")), snippet=plain_text(item.get("content")),
-                            rank=len(hits), provider=self.name,
-                            published_at=parse_result_date(item.get("published_date")))
+        for item, hit in result_hits(data.get("results"), query.count, self.name, url="url", title="title",
+                                     snippet="content", dates=("published_date",)):
             raw = item.get("raw_content")
             if self._raw and isinstance(raw, str) and len(raw.strip()) >= MIN_RAW_CONTENT_CHARS:
                 hit.raw_content, hit.raw_content_type = raw, "text/plain"

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import html
 import re
-from email.utils import parsedate_to_datetime
 from datetime import datetime, timedelta, timezone
+from email.utils import parsedate_to_datetime
 from typing import Any, Callable
 
 import httpx
 
 from app.errors import GroundingError, ProviderLogicalError, ProviderTechnicalError
 from app.extract.date_parse import MIN_DATE, parse_human_date
+from app.pipeline.types import SearchHit
 
 MAX_DETAIL_CHARS = 200
 # (status, detail) -> the error for a provider-specific status, or None for the common mapping.
@@ -164,3 +165,20 @@ def with_site_operators(text: str, include: list[str], exclude: list[str], *, ma
     for domain in exclude[:max_excludes]:
         text = f"{text} -site:{domain}"
     return text
+
+
+def result_hits(items: Any, count: int, provider: str, *, url: str, title: str, snippet: str,
+                dates: tuple[str, ...]) -> list[tuple[dict, SearchHit]]:
+    """(item, hit) for each usable result: a dict with an http(s) URL under `url`; `dates` are the
+    fields tried in order for a publication date. Ranks are 0-based over the kept results."""
+    out: list[tuple[dict, SearchHit]] = []
+    for item in (items or [])[:count]:
+        if not isinstance(item, dict):
+            continue
+        link = item.get(url)
+        if not isinstance(link, str) or not link.startswith(("http://", "https://")):
+            continue
+        published = next((d for d in (parse_result_date(item.get(f)) for f in dates) if d), None)
+        out.append((item, SearchHit(url=link, title=plain_text(item.get(title)), snippet=plain_text(item.get(snippet)),
+                                    rank=len(out), provider=provider, published_at=published)))
+    return out
