@@ -94,7 +94,9 @@ def split_sentences(text: str) -> list[str]:
 
 
 _MD_LINK = re.compile(r"!?\[([^\]\n]*)\]\((?:[^()\s]|\([^()\s]*\))+\)")
-_URL = re.compile(r"(?:https?://|www\.)[^\s<>()\[\]\"']+", re.I)
+_URL = re.compile(r"(?:https?://|www\.)[^\s<>()\[\]\"']*[^\s<>()\[\]\"'.,;:!?]"
+                  r"|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}/(?:[^\s<>()\[\]\"']*[^\s<>()\[\]\"'.,;:!?])?",
+                  re.I)  # also a bare host/path; trailing punctuation stays with the sentence
 _ANGLE_URL = re.compile(r"<(?:https?://)[^>\s]+>", re.I)
 
 

@@ -11,6 +11,7 @@ import re
 import secrets
 from collections import Counter
 
+from app.pipeline.anchors import about_a_sibling, question_anchors
 from app.pipeline.conflicts import PATTERNS, asked_attribute, preferred_value, values_in
 from app.pipeline.context import RunContext
 from app.pipeline.types import Conflict, Draft, Evidence
@@ -90,6 +91,7 @@ _ATTRIBUTION = "According to {domain} ({date}), "
 def compose_extractive(question: str, evidence: list[Evidence], conflicts: list[Conflict], ctx: RunContext) -> Draft:
     """Verbatim sentences from the evidence that best match the question, each with its span id."""
     q = set(terms(question))
+    anchors = question_anchors(question)
     candidates: list[tuple[float, int, str, Evidence, set[str]]] = []
     df: Counter = Counter()
     per_sentence = []
@@ -105,6 +107,8 @@ def compose_extractive(question: str, evidence: list[Evidence], conflicts: list[
                 st = context  # eligible through its title only, and scored on it
             if len(sentence) < 25 or len(sentence) > 600 or not st & q or _not_quotable(sentence):
                 continue
+            if about_a_sibling(set(terms(sentence)), anchors):
+                continue  # "The T9 weighs 895 g" does not answer for the T7
             per_sentence.append((ev, pos, sentence, st))
             df.update(st & q)
     n = len(per_sentence) or 1

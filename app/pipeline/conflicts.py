@@ -18,7 +18,8 @@ PATTERNS = {
     "date": re.compile(rf"\b(?:\d{{4}}-\d{{2}}-\d{{2}}|(?:{_MONTHS})\.?\s+\d{{1,2}},?\s+\d{{4}}|\d{{1,2}}\s+(?:{_MONTHS})\.?\s+\d{{4}})\b", re.I),
 }
 _ASKS = [
-    ("price", re.compile(r"\b(price|pricing|cost|costs|how much|fee|per month|subscription)\b", re.I)),
+    ("price", re.compile(r"\b(price|pricing|cost|costs|fee|per month|subscription)\b|\bhow much\b(?!.*\b(weigh|weight|heavy|"
+                         r"long|time|memory|storage|space|power|energy|data|ram|water|fuel)\b)", re.I)),
     ("date", re.compile(r"\b(when|what date|release date|released on|date of)\b", re.I)),
     ("version", re.compile(r"\b(version|latest release|which release|what release)\b", re.I)),
 ]
@@ -101,3 +102,16 @@ def detect_conflicts(question: str, evidence: list[Evidence]) -> list[Conflict]:
 def preferred_value(conflict: Conflict) -> dict:
     """The more authoritative (primary) and then more recent value."""
     return max(conflict.values, key=lambda v: (v["primary"], v["published_at"] or "", len(v["domains"])))
+
+
+def keep_preferred(conflicts: list[Conflict], evidence: list[Evidence]) -> tuple[list[Evidence], list[Evidence]]:
+    """Policy `prefer`: spans that only support a losing value leave the evidence, so neither the
+    composer nor the extractive answer can state it. Returns (kept, dropped)."""
+    losing: set[str] = set()
+    for c in conflicts:
+        best = preferred_value(c)
+        for v in c.values:
+            if v is not best:
+                losing |= set(v["span_ids"]) - set(best["span_ids"])
+    kept = [e for e in evidence if e.span_id not in losing]
+    return kept, [e for e in evidence if e.span_id in losing]

@@ -49,10 +49,12 @@ _MULTI_HOP = re.compile(r"\b(and|compare[ds]?|versus|vs\.?|difference|between|bo
 
 def snippet_answers(hit: SearchHit, question: str) -> bool:
     """A primary source's snippet that already holds the asked value (a price, date or version) of a
-    single-hop question answers it: the page need not be fetched. Such evidence says `via: snippet`."""
+    single-hop question answers it: the page need not be fetched. Such evidence says `via: snippet`.
+    Only when the engine dated the result: the page's own dates are what the fetch would have read,
+    and undated evidence cannot answer a time-sensitive question."""
     kind = asked_attribute(question) if question else None
-    return bool(kind and hit.primary and hit.raw_content is None and len(hit.snippet) >= 40
-                and PATTERNS[kind].search(hit.snippet) and not _MULTI_HOP.search(question))
+    return bool(kind and hit.primary and hit.raw_content is None and hit.published_at is not None
+                and len(hit.snippet) >= 40 and PATTERNS[kind].search(hit.snippet) and not _MULTI_HOP.search(question))
 
 
 async def _from_snippet(hit: SearchHit, rank: int) -> tuple[FetchedPage, Document | None]:

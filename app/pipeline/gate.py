@@ -7,7 +7,8 @@ from datetime import date
 
 from app.pipeline.context import RunContext
 from app.pipeline.types import AbstentionReason, Conflict, Evidence, GateVerdict
-from app.text import STOP_WORDS, terms
+from app.pipeline.anchors import about_a_sibling, asked_value_kind, covered, question_anchors, value_stated
+from app.text import terms
 
 # Share of the question's content terms the evidence must contain: with 3 terms all 3... 2 of 3,
 # with 5 terms 4 — "most of what was asked is addressed" (see docs/ARCHITECTURE.md).
@@ -38,6 +39,11 @@ def check_gate(evidence: list[Evidence], conflicts: list[Conflict], question: st
         failed.append((AbstentionReason.evidence_does_not_answer, f"anchors_present (missing {', '.join(missing)})"))
     elif cov < MIN_COVERAGE:
         failed.append((AbstentionReason.evidence_does_not_answer, f"question_coverage>={MIN_COVERAGE} (got {cov:.2f})"))
+    kind = asked_value_kind(question)
+    if kind and not any(value_stated(question, kind, e.text) for e in evidence
+                        if not about_a_sibling(set(terms(e.text)), anchors)):
+        # "How many employees…?" is not answered by pages that give no number at all.
+        failed.append((AbstentionReason.evidence_does_not_answer, f"asked_value_present ({kind})"))
     domains = {e.domain for e in evidence}
     has_primary = any(e.primary for e in evidence)
     if len(domains) < opts.min_sources and not (has_primary and ctx.settings.primary_satisfies_min_sources):
@@ -55,12 +61,8 @@ def check_gate(evidence: list[Evidence], conflicts: list[Conflict], question: st
 
 def _fresh(e: Evidence, today: date, window: int) -> bool:
     # Unknown age never counts as fresh.
-    return e.published_at is not None and (today - e.published_at).days <= window
-
-
-def _covered(term: str, passage_terms: set[str]) -> bool:
-    # "3.11" is covered by "3.11.0": versions and numbers match on a dotted prefix.
-    return term in passage_terms or (term[:1].isdigit() and any(t.startswith(term + ".") for t in passage_terms))
+    latest = max((d for d in (e.published_at, e.modified_at) if d is not None), default=None)
+    return latest is not None and (today - latest).days <= window
 
 
 def question_coverage(q_terms: list[str], anchors: list[str], evidence: list[Evidence]) -> tuple[float, list[str]]:
@@ -70,11 +72,14 @@ def question_coverage(q_terms: list[str], anchors: list[str], evidence: list[Evi
     q = set(q_terms)
     found: set[str] = set()
     for e in evidence:
-        found |= set(terms(f"{e.title} {e.section} {e.text}"))
-    missing = sorted(a for a in anchors if not _covered(a, found))
+        passage = set(terms(f"{e.title} {e.section} {e.text}"))
+        if about_a_sibling(passage, anchors):
+            continue  # a page about the Vanta S2 does not answer for the Vanta S3
+        found |= passage
+    missing = sorted(a for a in anchors if not covered(a, found))
     if not q:
         return 1.0, missing
-    return sum(_covered(t, found) for t in q) / len(q), missing
+    return sum(covered(t, found) for t in q) / len(q), missing
 
 
 _PAST_TENSE = re.compile(r"\b(won|did|was|were|happened|took place|released|launched|ended|finished|scored|"
@@ -88,18 +93,3 @@ def future_year_in_past_tense(question: str, today: date) -> int | None:
         return None
     future = [int(y) for y in _YEAR.findall(question) if int(y) > today.year]
     return max(future) if future else None
-
-
-_NUMBER_ANCHOR = re.compile(r"\b(?:1[5-9]|2[0-9])\d\d\b|\b\d+(?:\.\d+)+\b")
-
-
-def question_anchors(question: str) -> list[str]:
-    """Terms an answer cannot do without: years, version numbers and names (capitalised words
-    after the first). Evidence about Python 3.10 does not answer a question about 3.12, nor does
-    the 2029 final answer 2031's."""
-    found = set(_NUMBER_ANCHOR.findall(question))
-    tokens = re.findall(r"[\w.+#-]+", question)
-    for tok in tokens[1:]:
-        if any(c.isupper() for c in tok) and tok.lower() not in STOP_WORDS:
-            found.update(terms(tok))
-    return sorted(found)

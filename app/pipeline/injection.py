@@ -17,6 +17,9 @@ _INSTRUCTION = re.compile(
     r"viewing|answering from)\b[^.]{0,15}\bthis\b"
     r"|\b(you are|act as|pretend to be|you must now|from now on,? you)\b[^.]{0,40}\b(ai|assistant|model|chatbot|llm|gpt)\b"
     r"|\b(system prompt|developer message|jailbreak)\b"
+    r"|\b(anyone|whoever|readers?|tools?|services?)\b[^.]{0,20}\b(summari[sz]ing|quoting|citing|answering|rewriting)\b"
+    r"[^.]{0,60}\b(must|should|has to|is required to)\b"
+    r"|\b(include|add|insert)\s+(this|that|the following)\s+(link|url|text|phrase)\b"
     r"|\b(assistant|ai|model|chatbot|llm)s?\b[^.]{0,40}\b(must|should|shall)\b[^.]{0,30}\b(say|reply|respond|answer|output|write|"
     r"include|tell|inform|ignore)\b"
     r"|^\s*(say|reply|respond|answer|output|print|write)\s+(only\s+)?[\"'“]?[A-Z0-9_-]{3,}[\"'”]?\s*[.!]?\s*$",

@@ -12,7 +12,7 @@ from app.pipeline import cite, compose, conflicts as conflict_stage, fetch, gate
 from app.pipeline import judge, select, verify
 from app.pipeline.context import RunContext
 from app.pipeline.result import Abstention, PipelineResult
-from app.pipeline.types import AbstentionReason, Draft, Evidence, GroundingStatus, Plan, Route
+from app.pipeline.types import AbstentionReason, Draft, Evidence, GroundingStatus, Plan, Route, SelectionDecision
 from app.state import ServiceState
 
 log = logging.getLogger(__name__)
@@ -102,6 +102,11 @@ async def _compose_cite_verify(result: PipelineResult, turns: list[tuple[str, st
     question = result.plan.question
     history = [{"role": r, "content": t} for r, t in turns[:-1] if r in ("user", "assistant")]
     evidence = result.evidence
+    if result.conflicts and opts.on_conflict == "prefer":
+        # The gate counted every source; the composer sees only those behind the preferred value.
+        evidence, dropped = conflict_stage.keep_preferred(result.conflicts, evidence)
+        result.selection.decisions.extend(SelectionDecision(e.url, "dropped", f"conflict_not_preferred:{e.span_id}")
+                                          for e in dropped)
     for attempt in range(2):
         with ctx.stage("compose"):
             draft = await _compose(question, history, evidence, result, ctx, state)

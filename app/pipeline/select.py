@@ -147,6 +147,7 @@ def select_evidence(docs: list[Document], question: str, freshness_days: int, ct
             published_at=p.doc.dates.published or p.doc.dates.modified, date_source=p.doc.dates.source,
             fetched_at=p.doc.fetched_at, score=round(p.score, 4), primary=p.doc.primary, tokens=tokens,
             also_reported_by=also.get(p.doc.url, []), section=p.heading, kind=p.kind, via=p.doc.via,
+            modified_at=p.doc.dates.modified,
         ))
     for i, ev in enumerate(evidence, 1):
         ev.span_id = f"S{i}"

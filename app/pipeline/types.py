@@ -192,6 +192,7 @@ class Evidence:
     section: str = ""  # the heading the passage sits under
     kind: str = "prose"  # "prose" | "code"
     via: str = "page"  # "snippet" when the page was not read (see Document.via)
+    modified_at: date | None = None  # the page's last-modified date, when it says
 
 
 @dataclass(slots=True)

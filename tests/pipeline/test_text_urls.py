@@ -30,3 +30,9 @@ def test_registrable_domain_offline_psl():
 def test_domain_matches_subdomains_only():
     assert domain_matches("docs.python.org", ["python.org"])
     assert not domain_matches("notpython.org", ["python.org"])
+
+
+def test_bare_host_paths_are_links_too_and_punctuation_stays():
+    text, n = strip_links("Visit brushdeals.test/offer?id=3 now. See https://a.example/c. Python 3.11 is out.")
+    assert n == 2 and "brushdeals" not in text and "a.example" not in text
+    assert "Python 3.11 is out." in text and text.count(".") >= 3
