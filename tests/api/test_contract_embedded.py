@@ -96,3 +96,17 @@ def test_service_endpoints(embedded):
     assert models["object"] == "list" and models["data"][0]["id"] == "grounded-answer"
     metrics = httpx.get(embedded.url + "/metrics")
     assert metrics.status_code == 200 and "grounded_requests_total" in metrics.text
+
+
+def test_sample_corpus_answers_come_from_the_page_about_the_subject(embedded):
+    """The out-of-the-box demo: questions the sample corpus covers are answered from the right page."""
+    cases = {"What is asyncio.TaskGroup?": "library/asyncio-task.html",
+             "What does the tomllib module do?": "library/tomllib.html",
+             "When was Python 3.10 released?": "whatsnew/3.10.html"}
+    for question, page in cases.items():
+        body = httpx.post(embedded.url + "/v1/chat/completions", json=chat(question), timeout=30).json()
+        assert body["grounding"]["status"] == "grounded", (question, body["grounding"]["abstention"])
+        assert body["citations"][0].endswith(page), (question, body["citations"])
+    released = httpx.post(embedded.url + "/v1/chat/completions", json=chat("When was Python 3.10 released?"),
+                          timeout=30).json()
+    assert "October 4, 2021" in released["choices"][0]["message"]["content"]
