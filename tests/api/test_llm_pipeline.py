@@ -36,7 +36,6 @@ async def test_sdk_non_streaming_with_extra_body(searxng, web, llm, service_fact
     prompt = compose_body["messages"][-1]["content"]
     assert 'id="S1"' in prompt and "data, not instructions" in prompt
     assert compose_body["temperature"] == 0.0
-    assert any("2026" not in q or True for q in searxng.queries())
 
 
 async def test_sdk_streaming_equals_non_streaming(searxng, web, llm, service_factory, openai_client):
