@@ -45,7 +45,7 @@ def test_live_freshness_class_is_never_served_from_the_answer_cache(searxng, web
     svc = _stack(searxng, web, llm, service_factory, redis_url=redis_url)
     for _ in range(2):
         body = httpx.post(svc.url + "/v1/chat/completions", json=chat(QUESTION, freshness_days=1), timeout=30).json()
-        assert "answer" not in body["grounding"]["cache"] or body["grounding"]["cache"]["answer"] != "hit"
+        assert "answer" not in body["grounding"]["cache"]  # the answer cache is not consulted at all
 
 
 def test_changed_page_invalidates_cached_answer(searxng, web, llm, service_factory, redis_url):
