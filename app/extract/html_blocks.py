@@ -10,6 +10,7 @@ are skipped; comments never reach the text.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from dataclasses import dataclass, field
 
 from selectolax.lexbor import LexborNode
@@ -116,6 +117,7 @@ def _hint_for_names(attrs: dict[str, str | None], cache: dict[str, int]) -> int:
     return cached
 
 
+@lru_cache(maxsize=16384)  # class/id strings recur across pages of a site and across sites (CMS themes)
 def _name_hint(names: str) -> int:
     names = names.lower()
     if _STRONG_NEGATIVE_RE.search(names):
