@@ -152,6 +152,7 @@ def compose_extractive(question: str, evidence: list[Evidence], conflicts: list[
 
 
 _SIGNATURE = re.compile(r"^[\w.]+\([^)]*\)\s*$")  # an API signature line, not a sentence
+_VERSION_NOTE = re.compile(r"^(new|changed|added|deprecated|removed)\s+(in|since)\s+version\b", re.I)  # doc margin notes
 _FIELD_LIST = re.compile(r"^(?:[\w ]{1,20}:\s*){2,}")
 
 
@@ -160,7 +161,7 @@ def _not_quotable(sentence: str) -> bool:
     nothing on their own."""
     s = sentence.rstrip()
     return (s.endswith(":") or bool(_FIELD_LIST.match(s)) or (s.startswith("(") and s.rstrip(".").endswith(")"))
-            or "¶" in s or bool(_SIGNATURE.match(s)))
+            or "¶" in s or bool(_SIGNATURE.match(s)) or bool(_VERSION_NOTE.match(s)))
 
 
 _DEFINITION = re.compile(r"^\s*(?:what|who)\s+(?:is|are|was|were|does|do)\s+(?:an?\s+|the\s+)?(.+?)"
