@@ -34,14 +34,17 @@ def check_gate(evidence: list[Evidence], conflicts: list[Conflict], question: st
         # "Who won the 2031 final?" asked in 2026: no evidence can report an outcome that has not happened.
         failed.append((AbstentionReason.evidence_does_not_answer, f"event_in_the_past ({future} is after today)"))
     anchors = question_anchors(question)
-    cov, missing = question_coverage(terms(question), anchors, evidence)
+    # Each passage's terms once; a passage about a sibling model (the Vanta S2 for the S3) counts for
+    # neither coverage nor the asked value.
+    on_subject = [(e, pt) for e in evidence
+                  if not about_a_sibling(pt := set(terms(f"{e.title} {e.section} {e.text}")), anchors)]
+    cov, missing = question_coverage(terms(question), anchors, [pt for _, pt in on_subject])
     if missing:
         failed.append((AbstentionReason.evidence_does_not_answer, f"anchors_present (missing {', '.join(missing)})"))
     elif cov < MIN_COVERAGE:
         failed.append((AbstentionReason.evidence_does_not_answer, f"question_coverage>={MIN_COVERAGE} (got {cov:.2f})"))
     kind = asked_value_kind(question)
-    if kind and not any(value_stated(question, kind, e.text) for e in evidence
-                        if not about_a_sibling(set(terms(e.text)), anchors)):
+    if kind and not any(value_stated(question, kind, e.text) for e, _ in on_subject):
         # "How many employees…?" is not answered by pages that give no number at all.
         failed.append((AbstentionReason.evidence_does_not_answer, f"asked_value_present ({kind})"))
     domains = {e.domain for e in evidence}
@@ -65,17 +68,12 @@ def _fresh(e: Evidence, today: date, window: int) -> bool:
     return latest is not None and (today - latest).days <= window
 
 
-def question_coverage(q_terms: list[str], anchors: list[str], evidence: list[Evidence]) -> tuple[float, list[str]]:
-    """(share of the question's terms the evidence holds, anchors it lacks). Counted over all the
-    evidence together, because a multi-hop answer joins passages ("made by Nimbus" + "Nimbus is
+def question_coverage(q_terms: list[str], anchors: list[str], passages: list[set[str]]) -> tuple[float, list[str]]:
+    """(share of the question's terms the passages hold, anchors they lack). Counted over all the
+    passages together, because a multi-hop answer joins passages ("made by Nimbus" + "Nimbus is
     based in Tampere"). Lexical: it catches evidence about something else, not a reversed meaning."""
     q = set(q_terms)
-    found: set[str] = set()
-    for e in evidence:
-        passage = set(terms(f"{e.title} {e.section} {e.text}"))
-        if about_a_sibling(passage, anchors):
-            continue  # a page about the Vanta S2 does not answer for the Vanta S3
-        found |= passage
+    found: set[str] = set().union(*passages)
     missing = sorted(a for a in anchors if not covered(a, found))
     if not q:
         return 1.0, missing
