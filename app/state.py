@@ -62,7 +62,7 @@ class ServiceState:
             fetcher=PageFetcher.from_settings(settings),
             search=search,
             cache=build_cache(settings),
-            tokens=TokenCounter(settings.tiktoken_cache_dir, settings.token_encoding),
+            tokens=TokenCounter.for_settings(settings),
             llm=build_chat_model("openai", settings) if settings.llm_enabled else None,
             reranker=build_reranker(settings),
         )

@@ -63,5 +63,14 @@ class TokenCounter:
         self._enc = _encoding(str(cache_dir), encoding)
         self.encoding = encoding
 
+    @classmethod
+    def for_settings(cls, settings) -> "TokenCounter":
+        """Counts in the composing model's encoding when a model is configured (the budget is about
+        its prompt), in GA_TOKEN_ENCODING otherwise."""
+        name = settings.token_encoding
+        if settings.llm_enabled:
+            name = encoding_name_for(settings.composer_model, name)
+        return cls(settings.tiktoken_cache_dir, name)
+
     def count(self, text: str) -> int:
         return len(self._enc.encode_ordinary(text)) if text else 0
