@@ -18,7 +18,7 @@ from app.extract.text_clean import content_hash
 from app.pipeline.conflicts import PATTERNS, asked_attribute
 from app.pipeline.context import RunContext
 from app.pipeline.extract import extract_page
-from app.pipeline.page_cache import PageEntry, decode_entry, page_key, store_entry
+from app.pipeline.page_cache import REVALIDATE_WINDOW_S, PageEntry, decode_entry, page_key, store_entry
 from app.pipeline.types import Document, FetchedPage, FetchReason, PageDates, SearchHit, TextBlock
 from app.urls import registrable_domain
 
@@ -95,7 +95,7 @@ async def _load(hit: SearchHit, rank: int, ctx: RunContext, fetcher, cache, flig
             ctx.note_cache("page", "revalidated")
             metrics.CACHE_LOOKUPS.labels(layer="page", result="revalidated").inc()
             entry.fresh_until = time.time() + ctx.settings.page_ttl(ctx.options.freshness_days)
-            await store_entry(cache, hit.url, entry, _ttl(entry))
+            await store_entry(cache, hit.url, entry)
             return page, _for_request(entry.doc, hit, rank)
         doc = await _extract(page, hit, rank, ctx) if page.ok else None
         await _store(cache, hit.url, page, doc, ctx)
@@ -108,17 +108,10 @@ async def _load(hit: SearchHit, rank: int, ctx: RunContext, fetcher, cache, flig
         return page, doc, None
 
     (page, doc, _), how = await flights.cached(
-        key, cache, layer="page", compute=compute, encode=lambda v: None, ttl_s=int(REVALIDATE_TTL),
+        key, cache, layer="page", compute=compute, encode=lambda v: None, ttl_s=REVALIDATE_WINDOW_S,
         decode=lambda raw: _from_entry(decode_entry(raw), hit), read=False, wait_s=ctx.remaining())
     ctx.note_cache("page", how)
     return page, (_for_request(doc, hit, rank) if doc is not None else None)
-
-
-REVALIDATE_TTL = 7 * 86400
-
-
-def _ttl(entry: PageEntry) -> int:
-    return int(max(60, entry.fresh_until - time.time()) + REVALIDATE_TTL)
 
 
 async def _fetch(hit: SearchHit, ctx: RunContext, fetcher, **validators) -> FetchedPage:
@@ -138,9 +131,8 @@ async def _fetch_and_extract(hit, rank, ctx, fetcher) -> tuple[FetchedPage, Docu
 async def _store(cache, url: str, page: FetchedPage, doc: Document | None, ctx: RunContext) -> None:
     if doc is None or page.reason is not FetchReason.ok:
         return  # failures are not cached: the next request tries again
-    ttl = ctx.settings.page_ttl(ctx.options.freshness_days)
-    entry = PageEntry(doc, page.headers.get("etag"), page.headers.get("last-modified"), time.time() + ttl)
-    await store_entry(cache, url, entry, int(ttl + REVALIDATE_TTL))
+    fresh_until = time.time() + ctx.settings.page_ttl(ctx.options.freshness_days)
+    await store_entry(cache, url, PageEntry(doc, page.headers.get("etag"), page.headers.get("last-modified"), fresh_until))
 
 
 def _from_entry(entry: PageEntry | None, hit: SearchHit):

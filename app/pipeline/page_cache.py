@@ -43,10 +43,12 @@ def version_key(url: str) -> str:
     return "pagever:" + normalize_url(url)
 
 
-async def store_entry(cache, url: str, entry: "PageEntry", ttl_s: int) -> None:
+async def store_entry(cache, url: str, entry: "PageEntry") -> None:
+    """Store the entry and its version key, kept REVALIDATE_WINDOW_S past its freshness."""
     raw = encode_entry(entry)
     if raw is None:
         return
+    ttl_s = int(max(60.0, entry.fresh_until - time.time()) + REVALIDATE_WINDOW_S)
     await cache.set(page_key(url), raw, ttl_s)
     await cache.set(version_key(url), entry.doc.content_hash.encode(), ttl_s)
 
