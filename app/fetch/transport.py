@@ -100,7 +100,7 @@ def build_client(*, policy: AddressPolicy, proxy: str | None, verify: ssl.SSLCon
     (operator-configured, outside the address rule) and lets it resolve page hostnames."""
     # Few idle keep-alive connections, briefly: page fetches go to many different hosts, so reuse is
     # rare, while httpcore scans (and polls the socket of) every pooled connection on every request —
-    # with ~100 idle connections that scan was half the service's CPU in the benchmark.
+    # with ~100 idle connections that scan dominated the service's CPU under the benchmark's load.
     limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=8, keepalive_expiry=5)
     ssl_context = httpx.create_ssl_context(verify=verify, trust_env=False)
     if proxy:
