@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from app.pipeline.conflicts import _MONTHS, PATTERNS, asked_attribute
-from app.text import STOP_WORDS, terms
+from app.language.text import STOP_WORDS, terms
 
 _NUMBER_ANCHOR = re.compile(r"\b(?:1[5-9]|2[0-9])\d\d\b|\b\d+(?:\.\d+)+\b")
 _MODEL = re.compile(r"^([a-z]*?)(\d+(?:\.\d+)*)$")  # "s3" -> ("s", "3"); "3.11" -> ("", "3.11")

@@ -15,7 +15,7 @@ from app.pipeline.anchors import about_a_sibling, question_anchors
 from app.pipeline.conflicts import PATTERNS, asked_attribute, preferred_value, values_in
 from app.pipeline.context import RunContext
 from app.pipeline.types import Conflict, Draft, Evidence
-from app.text import split_sentences, terms
+from app.language.text import split_sentences, terms
 
 NO_ANSWER = "The evidence does not answer this question."
 MAX_EXTRACTIVE_SENTENCES = 3

@@ -9,7 +9,7 @@ import re
 from collections import Counter
 
 from app.pipeline.types import Conflict, Evidence
-from app.text import terms
+from app.language.text import terms
 
 _MONTHS = "jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
 PATTERNS = {

@@ -8,7 +8,7 @@ from datetime import date
 from app.pipeline.context import RunContext
 from app.pipeline.types import AbstentionReason, Conflict, Evidence, GateVerdict
 from app.pipeline.anchors import about_a_sibling, asked_value_kind, covered, question_anchors, value_stated
-from app.text import terms
+from app.language.text import terms
 
 # Share of the question's content terms the evidence must contain: with 3 terms all 3... 2 of 3,
 # with 5 terms 4 — "most of what was asked is addressed" (see docs/ARCHITECTURE.md).

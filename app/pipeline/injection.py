@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from app.text import split_sentences
+from app.language.text import split_sentences
 
 _INSTRUCTION = re.compile(
     r"\b(ignore|disregard|forget|override)\b[^.]{0,30}\b(previous|prior|above|earlier|preceding|all|any|your|their|these|the)\b"

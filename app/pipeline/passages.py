@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from app.pipeline.types import Document
-from app.text import split_sentences, terms
+from app.language.text import split_sentences, terms
 
 MIN_CHARS, MAX_CHARS = 200, 1500
 

@@ -15,7 +15,7 @@ from app import metrics
 from app.errors import UpstreamError
 from app.pipeline.route import is_time_sensitive
 from app.pipeline.types import Plan
-from app.text import STOP_WORDS, words
+from app.language.text import STOP_WORDS, words
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from app.errors import ProviderLogicalError, ProviderTechnicalError
 from app.pipeline.context import RunContext
 from app.pipeline.types import SearchHit, SearchOutcome, SearchResult
 from app.providers.search.base import SearchProvider, SearchQuery
-from app.text import terms
+from app.language.text import terms
 from app.urls import domain_matches, host_of, normalize_url
 
 log = logging.getLogger(__name__)

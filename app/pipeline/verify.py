@@ -10,7 +10,7 @@ import re
 
 from app import metrics
 from app.pipeline.types import CitedAnswer, Claim, Evidence
-from app.text import numbers, split_sentences, terms
+from app.language.text import numbers, split_sentences, terms
 
 _ATTRIBUTION = re.compile(r"^according to [\w.-]+ \([\w-]+\),\s*", re.I)
 

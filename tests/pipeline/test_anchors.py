@@ -1,5 +1,5 @@
 from app.pipeline.anchors import about_a_sibling, asked_value_kind, has_value, question_anchors
-from app.text import terms
+from app.language.text import terms
 
 
 def test_siblings_are_recognised_and_the_anchor_itself_is_not():

@@ -1,4 +1,4 @@
-from app.text import split_sentences, strip_links
+from app.language.text import split_sentences, strip_links
 from app.urls import domain_matches, normalize_url, registrable_domain
 
 
