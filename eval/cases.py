@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 STATUSES = ("grounded", "abstained", "ungrounded")
-PAGE_KINDS = ("article", "hostile", "plain", "text", "robots")
+PAGE_KINDS = ("article", "hostile", "plain", "text", "robots", "real")
 _RELATIVE = re.compile(r"^([+-]?\d+)([dwmy])$")
 _PLACEHOLDER = re.compile(r"\{date:([+-]?\d+[dwmy])\}")
 _UNIT_DAYS = {"d": 1, "w": 7, "m": 30, "y": 365}
@@ -36,6 +36,7 @@ class PageSpec:
     headers: dict[str, str] = field(default_factory=dict)
     kind: str = "article"
     instruction: str | None = None  # hostile pages: the planted instruction (default: say BANANA)
+    aeb: str | None = None  # a real page of ../shared/bench-data/aeb served as it is (site and path from its URL)
 
 
 @dataclass
@@ -56,6 +57,13 @@ class Case:
     model: dict[str, Any] = field(default_factory=dict)  # {"composer": "..."} for the scripted mode
     note: str = ""
     source: str = ""  # file:line, for messages
+    # Labelled sets (eval/labelled): the slice a case belongs to, its split, the page that holds
+    # the answer, and "docs" for cases run on the embedded corpus instead of a simulated web.
+    slice: str = ""
+    split: str = ""
+    answer_page: str | None = None
+    gold_pages: list[str] = field(default_factory=list)
+    corpus: str | None = None
 
     @property
     def question(self) -> str:
@@ -84,6 +92,10 @@ def fill_dates(text: str, today: date) -> str:
 
 
 def _page(raw: dict, where: str) -> PageSpec:
+    if raw.get("aeb"):
+        from eval.real_pages import aeb_page
+
+        return aeb_page(raw["aeb"], where)
     missing = [k for k in ("site", "path", "title", "paragraphs") if k not in raw]
     if missing:
         raise CaseError(f"{where}: page without {missing}")
@@ -110,7 +122,7 @@ def parse_case(raw: dict, where: str = "") -> Case:
     web = raw.get("web") or {}
     pages = [_page(p, where) for p in web.get("pages", [])]
     known = {f"{p.site}{p.path}" for p in pages}
-    search = web.get("search") or {}
+    search = _resolve_aeb_refs(web.get("search") or {}, pages)
     for ref in [*search.get("default", []), *(r for rs in (search.get("queries") or {}).values() for r in rs)]:
         key = ref if isinstance(ref, str) else ref.get("page", "")
         if key and not key.startswith("http") and key not in known:
@@ -121,7 +133,26 @@ def parse_case(raw: dict, where: str = "") -> Case:
         grounding=dict(raw.get("grounding") or {}), gold_answers=list(raw.get("gold_answers", [])),
         gold_all=list(raw.get("gold_all", [])), gold_urls=list(raw.get("gold_urls", [])),
         expected_reason=raw.get("expected_reason"), forbidden=list(raw.get("forbidden", [])), pages=pages,
-        search=search, model=dict(raw.get("model") or {}), note=raw.get("note", ""), source=where)
+        search=search, model=dict(raw.get("model") or {}), note=raw.get("note", ""), source=where,
+        slice=raw.get("slice", ""), split=raw.get("split", ""), answer_page=raw.get("answer_page"),
+        gold_pages=list(raw.get("gold_pages", [])), corpus=raw.get("corpus"))
+
+
+def _resolve_aeb_refs(search: dict, pages: list[PageSpec]) -> dict:
+    """'aeb:<id>' search refs → the 'site/path' key of that real page."""
+    keys = {p.aeb: f"{p.site}{p.path}" for p in pages if p.aeb}
+
+    def one(ref):
+        if isinstance(ref, str) and ref.startswith("aeb:"):
+            return keys.get(ref[4:], ref)
+        return ref
+
+    out = dict(search)
+    if "default" in out:
+        out["default"] = [one(r) for r in out["default"]]
+    if out.get("queries"):
+        out["queries"] = {q: [one(r) for r in rs] for q, rs in out["queries"].items()}
+    return out
 
 
 def load_cases(paths: Iterable[str | Path], tags: Iterable[str] = (), ids: Iterable[str] = ()) -> list[Case]:

@@ -10,6 +10,7 @@ from typing import Any
 
 from eval.cases import Case
 from eval.text import lexical_support, normalised, sentences, strip_markers
+from eval.real_pages import corpus_text
 from eval.web import InstalledWeb
 
 SUPPORT_THRESHOLD = 0.6  # harness's own lexical-support floor for a cited sentence
@@ -52,6 +53,7 @@ class CaseResult:
     factual_sentences: int = 0
     cited_sentences: int = 0
     evidence_recall: bool | None = None  # None when the case names no gold URL
+    gold_in_evidence: bool | None = None  # labelled cases: a passage holding a gold answer reached the composer
     cost_usd: float = 0.0
     latency_ms: float = 0.0
     service_ms: float = 0.0
@@ -112,7 +114,7 @@ def _score_claims(body: dict, installed: InstalledWeb) -> list[ClaimScore]:
             continue
         urls = [citations[n - 1] for n in claim["source_ids"] if 1 <= n <= len(citations)]
         text = _ATTRIBUTION.sub("", claim["text"])
-        pages = [installed.page_text.get(u, "") for u in urls]
+        pages = [installed.page_text.get(u) or corpus_text(u) for u in urls]
         own = max((lexical_support(text, p) for p in pages), default=0.0)
         quote = normalised(claim.get("quote") or "")
         out.append(ClaimScore(
@@ -204,6 +206,8 @@ def aggregate(results: list[CaseResult]) -> dict[str, Any]:
         "quote_in_source": _ratio(sum(c.quote_in_source for c in claims), len(claims)),
         "citation_coverage": _ratio(sum(r.cited_sentences for r in grounded), sum(r.factual_sentences for r in grounded)),
         "evidence_recall": _ratio(sum(recall), len(recall)),
+        "gold_in_evidence": _ratio(sum(bool(r.gold_in_evidence) for r in expect_answer if r.gold_in_evidence is not None),
+                                   sum(1 for r in expect_answer if r.gold_in_evidence is not None)),
         "freshness_correct": _ratio(sum(not r.leaks and r.answer_ok is not False and r.status_ok for r in fresh), len(fresh)),
         "forbidden_leaks": sum(bool(r.leaks) for r in results),
         "claims": len(claims),

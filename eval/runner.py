@@ -56,7 +56,9 @@ def request_body(case: Case, grounding: dict) -> dict:
 
 
 def run_mode(cases: list[Case], mode: str, *, keep_traces: bool = False, today: date | None = None) -> ModeRun:
-    """Start simulators + service for `mode`, run every case in order, return the scored results."""
+    """Start simulators + service for `mode`, run every case in order, return the scored results.
+    Cases on the embedded docs corpus (`corpus: docs`) run against a second service with the
+    default local search, as a new user gets it."""
     if mode not in MODES:
         raise ValueError(f"mode {mode!r} not in {MODES}")
     started = time.monotonic()
@@ -66,11 +68,21 @@ def run_mode(cases: list[Case], mode: str, *, keep_traces: bool = False, today: 
         web = stack.enter_context(WebServer(n_sites=12))
         llm = stack.enter_context(OpenAIChatServer()) if mode == "scripted" else None
         model = ScriptedModel()
-        svc = stack.enter_context(ServiceServer(**service_settings(mode, searxng, web, llm)))
-        client = stack.enter_context(httpx.Client(base_url=svc.url, timeout=60))
+        services: dict[str, httpx.Client] = {}
+
+        def client_for(case: Case) -> httpx.Client:
+            kind = "corpus" if case.corpus else "web"
+            if kind not in services:
+                settings = (corpus_settings(mode, llm) if kind == "corpus"
+                            else service_settings(mode, searxng, web, llm))
+                svc = stack.enter_context(ServiceServer(**settings))
+                services[kind] = stack.enter_context(httpx.Client(base_url=svc.url, timeout=60))
+            return services[kind]
+
         for name in ("httpx", "httpx2", "uvicorn.access"):  # one line per upstream call drowns the report
             logging.getLogger(name).setLevel(logging.WARNING)
         for case in cases:
+            client = client_for(case)
             installed = install_case_web(case, web, searxng, today)
             if llm is not None:
                 llm.reset()
@@ -86,14 +98,34 @@ def run_mode(cases: list[Case], mode: str, *, keep_traces: bool = False, today: 
             except (httpx.HTTPError, ValueError) as exc:
                 error = f"{type(exc).__name__}: {exc}"
             result = score_case(case, mode, installed, body if not error else None, (time.monotonic() - t0) * 1000, error)
+            trace = None
+            if result.request_id and (case.slice or (keep_traces and not result.passed)):
+                got = client.get(f"/v1/traces/{result.request_id}")
+                trace = got.json() if got.status_code == 200 else None
+            if case.slice and case.expected_status == "grounded" and trace is not None:
+                result.gold_in_evidence = gold_in_evidence(case, trace)
             run.results.append(result)
             if keep_traces and not result.passed and result.request_id:
-                trace = client.get(f"/v1/traces/{result.request_id}")
                 run.traces[case.id] = {"request": request_body(case, request_grounding(case, installed)),
-                                       "grounding": (body or {}).get("grounding"),
-                                       "trace": trace.json() if trace.status_code == 200 else None}
+                                       "grounding": (body or {}).get("grounding"), "trace": trace}
     run.seconds = round(time.monotonic() - started, 2)
     return run
+
+
+def corpus_settings(mode: str, llm: OpenAIChatServer | None) -> dict:
+    """The embedded defaults (local docs corpus, in-process cache), plus the scripted model."""
+    overrides: dict = {"redis_url": None, "deadline_ms": 20_000}
+    if mode == "scripted":
+        assert llm is not None
+        overrides.update(llm.settings_overrides())
+    return overrides
+
+
+def gold_in_evidence(case: Case, trace: dict) -> bool:
+    """Evidence recall: did a passage holding a gold answer reach the composer?"""
+    golds = [g.lower() for g in (case.gold_answers or case.gold_all)]
+    texts = [(e.get("text") or "").lower() for e in trace.get("evidence") or []]
+    return not golds or any(g in t for g in golds for t in texts)
 
 
 # --- reporting --------------------------------------------------------------------------------

@@ -49,6 +49,13 @@ def _install_page(web: WebServer, spec: PageSpec, case: Case, today: date, out: 
     if spec.kind == "robots":  # the site's robots.txt, one directive per paragraph
         site.set_robots("\n".join(spec.paragraphs) + "\n")
         return
+    if spec.kind == "real":  # a real page's own HTML, dates and all
+        from eval.real_pages import aeb_html
+
+        url = site.add_page(spec.path, aeb_html(spec.aeb or ""), content_type="text/html")
+        out.page_text[url] = "\n\n".join([spec.title, *spec.paragraphs])
+        out.page_dates[url] = None
+        return
     title = fill_dates(spec.title, today)
     paragraphs = [fill_dates(p, today) for p in spec.paragraphs]
     published = resolve_date(spec.published, case.as_of, today)
