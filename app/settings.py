@@ -89,8 +89,12 @@ class Settings(BaseSettings):
     trusted_domains: CommaList = Field(default_factory=list)  # boosted in ranking (an allowlist)
     blocked_domains: CommaList = Field(default_factory=list)  # never used as evidence (a denylist)
     deadline_ms: int = 20_000
+    # --- decision thresholds (read through app/pipeline/policy.py; each is calibrated by the
+    # command docs/EVALUATION.md names next to it)
     support_threshold: float = 0.5  # lexical support floor for a cited sentence
     min_groundedness: float = 0.5  # share of supported claims under which the answer abstains
+    answerable_at: float = 0.45  # extractive composer: least answerability of the sentence it quotes
+    skip_model_below: float = 0.12  # no composing call when the best sentence scores below this (cost)
 
     # --- pricing: USD per 1M tokens (input, output) by model; USD per call by search provider
     llm_prices: dict[str, tuple[float, float]] = Field(default_factory=lambda: {

@@ -172,10 +172,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mode", choices=(*MODES, "both"), default="both")
     ap.add_argument("--tags", nargs="*", default=[], help="only cases with any of these tags")
     ap.add_argument("--ids", nargs="*", default=[], help="only these case ids")
+    ap.add_argument("--split", choices=("dev", "test"), help="labelled cases: only this split")
+    ap.add_argument("--by-slice", action="store_true", help="labelled cases: figures per slice")
     ap.add_argument("--json", dest="json_out", help="write per-case results and summaries here")
     ap.add_argument("--traces", action="store_true", help="with --json: include service traces of failing cases")
     args = ap.parse_args(argv)
     cases = load_cases(args.cases, args.tags, args.ids)
+    if args.split:
+        cases = [c for c in cases if c.split == args.split]
     if not cases:
         print("no case matched", file=sys.stderr)
         return 2

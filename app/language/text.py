@@ -15,6 +15,8 @@ STOP_WORDS = frozenset(
     """.split()
 )
 
+# A year, as questions and pages write it (1500-2999): the one definition every stage uses.
+YEAR = re.compile(r"\b(?:1[5-9]|2\d)\d\d\b")
 _WORD = re.compile(r"[a-z0-9]+(?:[._'-][a-z0-9]+)*", re.I)
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
 

@@ -6,16 +6,15 @@ not answer, say NO_ANSWER. Passage text is fenced with a per-request random tag 
 """
 from __future__ import annotations
 
-import math
 import re
 import secrets
-from collections import Counter
 
-from app.pipeline.anchors import about_a_sibling, question_anchors
-from app.pipeline.conflicts import PATTERNS, asked_attribute, preferred_value, values_in
+from app.language.question import analyse
+from app.pipeline.answerability import Answerability, LexicalAnswerability, SentenceMatch
+from app.pipeline.conflicts import preferred_value, values_in
 from app.pipeline.context import RunContext
 from app.pipeline.types import Conflict, Draft, Evidence
-from app.language.text import split_sentences, terms
+from app.language.text import terms
 
 NO_ANSWER = "The evidence does not answer this question."
 MAX_EXTRACTIVE_SENTENCES = 3
@@ -80,7 +79,17 @@ async def compose_with_model(llm, model: str, messages: list[dict], ctx: RunCont
         max_tokens=o.max_tokens, timeout=ctx.remaining(), extra=extra or None)
     ctx.charge_llm("compose", completion, messages)
     return Draft(text=completion.text, composer=f"llm:{completion.model}", model=completion.model,
-                 prompt_tokens=completion.prompt_tokens or 0, completion_tokens=completion.completion_tokens or 0)
+                 prompt_tokens=completion.prompt_tokens or 0, completion_tokens=completion.completion_tokens or 0,
+                 no_answer=says_no_answer(completion.text))
+
+
+_NO_ANSWER_LINE = re.compile(re.escape(NO_ANSWER.rstrip(".")) + r"\.?", re.I)
+
+
+def says_no_answer(text: str) -> bool:
+    """The model's no-answer: the contract line, alone or as the whole substance of its reply
+    (a model may add a sentence saying what the sources do cover; that is still no answer)."""
+    return bool(_NO_ANSWER_LINE.search(text))
 
 
 # --- extractive composer ----------------------------------------------------------------------
@@ -88,61 +97,42 @@ async def compose_with_model(llm, model: str, messages: list[dict], ctx: RunCont
 _ATTRIBUTION = "According to {domain} ({date}), "
 
 
-def compose_extractive(question: str, evidence: list[Evidence], conflicts: list[Conflict], ctx: RunContext) -> Draft:
-    """Verbatim sentences from the evidence that best match the question, each with its span id."""
-    q = set(terms(question))
-    anchors = question_anchors(question)
-    candidates: list[tuple[float, int, str, Evidence, set[str]]] = []
-    df: Counter = Counter()
-    per_sentence = []
-    for ev in evidence:
-        if ev.kind != "prose":
-            continue
-        # The lead sentences of a page or section are about its title: "pathlib — Object-oriented
-        # filesystem paths" / "This module offers classes representing filesystem paths…".
-        context = set(terms(f"{ev.title} {ev.section}")) & q
-        for pos, sentence in enumerate(split_sentences(ev.text)):
-            st = set(terms(sentence))
-            if pos < 2 and not st & q:
-                st = context  # eligible through its title only, and scored on it
-            if len(sentence) < 25 or len(sentence) > 600 or not st & q or _not_quotable(sentence):
-                continue
-            if about_a_sibling(set(terms(sentence)), anchors):
-                continue  # "The T9 weighs 895 g" does not answer for the T7
-            per_sentence.append((ev, pos, sentence, st))
-            df.update(st & q)
-    n = len(per_sentence) or 1
-    # A question that asks for a date, price or version is answered by a sentence that has one.
-    kind = asked_attribute(question)
-    subject = _definition_subject(question)
-    for ev, pos, sentence, st in per_sentence:
-        score = sum(math.log(1 + n / df[t]) for t in st & q) / math.sqrt(len(st) + 4)
-        score += 0.3 * ev.score - 0.02 * pos
-        if kind and PATTERNS[kind].search(sentence):
-            score += 0.5
-        if subject and _leads_with(sentence, subject):
-            score += 0.3  # "What is X?" is answered by a sentence about X, not one that mentions it
-        candidates.append((score, pos, sentence, ev, st & q))
-    candidates.sort(key=lambda c: -c[0])
+def compose_extractive(question: str, evidence: list[Evidence], conflicts: list[Conflict], ctx: RunContext,
+                       assessment: Answerability | None = None) -> Draft:
+    """Verbatim evidence sentences that answer the question that was asked, each with its span id.
+
+    The sentences come ranked from the answerability component (relevance × question type: a
+    how-to is answered by the sentence naming the call or option, a definition by the defining
+    sentence); the composer declines when even the best one scores under policy.answerable_at."""
+    analysis = analyse(question)
+    if assessment is None:
+        assessment = LexicalAnswerability().assess(analysis, evidence, ctx.today)
+    floor = ctx.policy.answerable_at
     chosen: list[tuple[str, Evidence]] = []
     if conflicts and ctx.options.on_conflict in ("surface", "prefer"):
-        chosen = _conflict_sentences(conflicts, candidates, ctx.options.on_conflict)
+        chosen = _conflict_sentences(conflicts, assessment.best, ctx.options.on_conflict)
+    if not chosen and (not assessment.best or assessment.best[0].score < floor):
+        return Draft(text=NO_ANSWER, composer="extractive", no_answer=True)
     limit = MAX_EXTRACTIVE_SENTENCES if not ctx.options.max_tokens else max(1, min(MAX_EXTRACTIVE_SENTENCES, ctx.options.max_tokens // 40))
-    # Greedy with a coverage bonus: after the best sentence, one that adds what is still missing
-    # ("Quill 1.0 … 2017" next to "Quill 3.0 … 2024") beats one that repeats what is covered.
-    covered: set[str] = set()
-    pool = [c for c in candidates if c[0] > 0]
+    q = set(analysis.terms)
+    covered_terms: set[str] = set()
+    # The best sentence leads; a further one must be of the asked type and either add question terms
+    # still missing (multi-hop: "made by Nimbus" + "Nimbus is based in Tampere") or score near the best.
+    pool = [m for m in assessment.best if m.score >= floor * SECONDARY_SHARE]
     while pool and len(chosen) < limit:
-        best = max(pool, key=lambda c: c[0] + (len(c[4] - covered) / max(1, len(q)) if covered else 0.0)
-                   - (0.2 if covered and not c[4] - covered else 0.0))
+        def gain(m: SentenceMatch) -> float:
+            return m.score + (0.5 * len((set(terms(m.sentence)) & q) - covered_terms) / max(1, len(q)) if covered_terms else 0.0)
+        best = max(pool, key=gain)
         pool.remove(best)
-        _, _, sentence, ev, hits = best
-        if any(sentence in s for s, _ in chosen):
+        if any(best.sentence in s or s in best.sentence for s, _ in chosen):
             continue
-        chosen.append((sentence, ev))
-        covered |= hits
+        adds = (set(terms(best.sentence)) & q) - covered_terms
+        if chosen and not (best.typed and (adds or best.score >= 0.8 * assessment.best[0].score)):
+            continue
+        chosen.append((best.sentence, best.evidence))
+        covered_terms |= set(terms(best.sentence)) & q
     if not chosen:
-        return Draft(text=NO_ANSWER, composer="extractive")
+        return Draft(text=NO_ANSWER, composer="extractive", no_answer=True)
     order = {e.span_id: i for i, e in enumerate(evidence)}
     if not conflicts:
         # The best sentence leads; the rest follow in evidence order so the answer reads in sequence.
@@ -151,39 +141,16 @@ def compose_extractive(question: str, evidence: list[Evidence], conflicts: list[
     return Draft(text=text, composer="extractive")
 
 
-_SIGNATURE = re.compile(r"^[\w.]+\([^)]*\)\s*$")  # an API signature line, not a sentence
-_VERSION_NOTE = re.compile(r"^(new|changed|added|deprecated|removed)\s+(in|since)\s+version\b", re.I)  # doc margin notes
-_FIELD_LIST = re.compile(r"^(?:[\w ]{1,20}:\s*){2,}")
+SECONDARY_SHARE = 0.6  # a sentence after the first must score at least this share of answerable_at
 
 
-def _not_quotable(sentence: str) -> bool:
-    """Lead-ins to code or lists ("… as follows:") and field lists ("Release: Date: Editor: …") state
-    nothing on their own."""
-    s = sentence.rstrip()
-    return (s.endswith(":") or bool(_FIELD_LIST.match(s)) or (s.startswith("(") and s.rstrip(".").endswith(")"))
-            or "¶" in s or bool(_SIGNATURE.match(s)) or bool(_VERSION_NOTE.match(s)))
-
-
-_DEFINITION = re.compile(r"^\s*(?:what|who)\s+(?:is|are|was|were|does|do)\s+(?:an?\s+|the\s+)?(.+?)"
-                         r"(?:\s+(?:do|does|mean|for))?\s*\??\s*$", re.I)
-
-
-def _definition_subject(question: str) -> set[str]:
-    m = _DEFINITION.match(question)
-    return set(terms(m.group(1))) if m else set()
-
-
-def _leads_with(sentence: str, subject: set[str]) -> bool:
-    head = set(terms(" ".join(sentence.split()[:6])))
-    return subject <= head
-
-
-def _conflict_sentences(conflicts, candidates, policy) -> list[tuple[str, Evidence]]:
+def _conflict_sentences(conflicts: list[Conflict], candidates: list[SentenceMatch], policy: str) -> list[tuple[str, Evidence]]:
     out = []
     for c in conflicts:
         values = [preferred_value(c)] if policy == "prefer" else c.values
         for v in values:
-            for _, _, sentence, ev, _ in candidates:
+            for m in candidates:
+                sentence, ev = m.sentence, m.evidence
                 if ev.span_id in v["span_ids"] and v["value"] in values_in(c.attribute, sentence):
                     date = ev.published_at.isoformat() if ev.published_at else "undated"
                     out.append((_ATTRIBUTION.format(domain=ev.domain, date=date) + sentence, ev))

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from app import metrics
+from app.pipeline.policy import Policy
 from app.settings import Settings
 
 
@@ -123,6 +124,10 @@ class RunContext:
     trace: dict = field(default_factory=dict)
     tokens: object | None = None  # app.tokens.TokenCounter; counts when upstream sends no usage
     budget_hits: list[str] = field(default_factory=list)  # which budget stopped work: max_searches, …
+
+    @property
+    def policy(self) -> Policy:
+        return Policy.from_settings(self.settings)
 
     def note_cache(self, layer: str, outcome: str) -> None:
         """Per-layer summary for the response: hit, miss, coalesced, revalidated, or partial."""

@@ -9,7 +9,8 @@ from datetime import datetime, timezone
 from app import metrics
 from app.errors import UpstreamError
 from app.pipeline import cite, compose, conflicts as conflict_stage, fetch, gate, plan, route, search
-from app.pipeline import judge, select, verify
+from app.pipeline import answerability, judge, select, verify
+from app.language.question import analyse
 from app.pipeline.context import RunContext
 from app.pipeline.result import Abstention, PipelineResult
 from app.pipeline.types import AbstentionReason, Draft, Evidence, GroundingStatus, Plan, Route, SelectionDecision
@@ -30,7 +31,7 @@ async def run_pipeline(turns: list[tuple[str, str]], ctx: RunContext, state: Ser
     result = PipelineResult(ctx=ctx, status=GroundingStatus.grounded, content="", composer="", route=decision, plan=the_plan)
     await _search_and_read(result, ctx, state)
     _select_evidence(result, ctx, state)
-    abstention = _gate(result, ctx)
+    abstention = _gate(result, ctx) or _answerability(result, ctx)
     if abstention is not None:
         return abstention
     return await _compose_cite_verify(result, turns, ctx, state)
@@ -96,6 +97,18 @@ def _gate(result: PipelineResult, ctx: RunContext) -> PipelineResult | None:
     return _abstain(result, verdict.reason, verdict.failed_checks)
 
 
+def _answerability(result: PipelineResult, ctx: RunContext) -> PipelineResult | None:
+    """Score whether the evidence holds an answer; near-irrelevant evidence costs no composition."""
+    with ctx.stage("answerability"):
+        result.answerability = answerability.LexicalAnswerability().assess(
+            analyse(result.plan.question), result.evidence, ctx.today)
+    if result.answerability.score < ctx.policy.skip_model_below:
+        return _abstain(result, AbstentionReason.evidence_does_not_answer,
+                        [f"answerability>={ctx.policy.skip_model_below} (got {result.answerability.score})",
+                         *result.answerability.reasons])
+    return None
+
+
 async def _compose_cite_verify(result: PipelineResult, turns: list[tuple[str, str]], ctx: RunContext,
                                state: ServiceState) -> PipelineResult:
     settings, opts = ctx.settings, ctx.options
@@ -111,8 +124,11 @@ async def _compose_cite_verify(result: PipelineResult, turns: list[tuple[str, st
         with ctx.stage("compose"):
             draft = await _compose(question, history, evidence, result, ctx, state)
         result.composer = draft.composer
-        if compose.NO_ANSWER.lower().rstrip(".") in draft.text.lower():
-            return _abstain(result, AbstentionReason.evidence_does_not_answer, ["composer_found_answer"])
+        if draft.no_answer:
+            checks = ["composer_found_answer"]
+            if result.answerability is not None:
+                checks += [f"answerability={result.answerability.score}", *result.answerability.reasons]
+            return _abstain(result, AbstentionReason.evidence_does_not_answer, checks)
         with ctx.stage("cite"):
             answer = cite.parse_draft(draft.text, evidence)
         if answer.removed_urls:
@@ -155,15 +171,22 @@ async def _compose(question: str, history: list[dict], evidence: list[Evidence],
         except UpstreamError as exc:
             log.warning("composer failed (%s); extractive fallback", exc.message)
             metrics.UPSTREAM_CALLS.labels(kind="llm", provider="openai", outcome="error").inc()
-            draft = compose.compose_extractive(question, evidence, result.conflicts, ctx)
+            draft = compose.compose_extractive(question, evidence, result.conflicts, ctx, _assessed(result, evidence))
             draft.composer = "extractive:fallback"
             return draft
-    draft = compose.compose_extractive(question, evidence, result.conflicts, ctx)
+    draft = compose.compose_extractive(question, evidence, result.conflicts, ctx, _assessed(result, evidence))
     if over is not None:
         # An answer from the evidence already gathered instead of a silent overrun.
         ctx.budget_hits.append(over)
         draft.composer = "extractive:budget"
     return draft
+
+
+def _assessed(result: PipelineResult, evidence: list[Evidence]):
+    """The answerability assessment, when it was made over this very evidence (not after `prefer`
+    or a retry narrowed it)."""
+    a = result.answerability
+    return a if a is not None and evidence is result.evidence else None
 
 
 def _over_budget(ctx: RunContext, evidence: list[Evidence]) -> str | None:

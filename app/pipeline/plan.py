@@ -15,14 +15,12 @@ from app import metrics
 from app.errors import UpstreamError
 from app.pipeline.route import is_time_sensitive
 from app.pipeline.types import Plan
-from app.language.text import STOP_WORDS, words
+from app.language.text import STOP_WORDS, YEAR as _YEAR, words
+from app.language.time import default_window
 
 log = logging.getLogger(__name__)
 
 _FOLLOW_UP = re.compile(r"^\s*(and|what about|how about|also|and what|same for|what of)\b|\b(it|its|they|their|them|that|those|this|he|she|his|her)\b", re.I)
-_LIVE = re.compile(r"\b(prices?|pricing|costs?|stock|status|today|now|tonight|weather|score|current(ly)?|rates?|fees?)\b", re.I)
-_NEWS = re.compile(r"\b(news|latest|recent(ly)?|this (week|month)|announce[sd]?)\b", re.I)
-_YEAR = re.compile(r"\b(19|20)\d\d\b")
 
 
 def standalone_question(turns: list[tuple[str, str]]) -> str:
@@ -49,13 +47,7 @@ def _entity_phrases(text: str) -> list[str]:
 
 
 def default_freshness(question: str, fallback: int) -> int:
-    if _LIVE.search(question):
-        return 30
-    if _NEWS.search(question):
-        return 90
-    if is_time_sensitive(question):
-        return min(fallback, 730)
-    return 3650  # stable knowledge: age matters little
+    return default_window(question, fallback)
 
 
 def clean_queries(raw: list, *, cap: int, question: str, today: date, primary_domains: list[str]) -> list[str]:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from app.pipeline.answerability import Answerability
 from app.pipeline.context import RunContext
 from app.pipeline.types import (AbstentionReason, Claim, Conflict, Document, Evidence, FetchedPage, GroundingStatus,
                                 Plan, Route, SearchOutcome, Selection)
@@ -56,3 +57,4 @@ class PipelineResult:
     groundedness: float | None = None
     finish_reason: str = "stop"
     evidence_versions: dict[str, str] = field(default_factory=dict)  # page url -> content hash
+    answerability: Answerability | None = None

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from app.language.time import TimeClass, time_class
 from app.pipeline.types import Route
 
 _TRANSFORM = re.compile(
@@ -16,15 +17,10 @@ _TRANSFORM = re.compile(
 )
 _SMALL_TALK = re.compile(r"^\s*(hi|hello|hey|thanks|thank you|good (morning|evening|night)|ok|okay)\W*$", re.I)
 _ARITHMETIC = re.compile(r"^[\s\d+\-*/().^%=?x]+$|^\s*what\s+is\s+[\d\s+\-*/().^%]+\??\s*$", re.I)
-_TIME_SENSITIVE = re.compile(
-    r"\b(latest|current(ly)?|today|tonight|now|recent(ly)?|this (week|month|year)|newest|price[sd]?|pricing|"
-    r"costs?|stock|news|status|upcoming|as of|schedule)\b",
-    re.I,
-)
 
 
 def is_time_sensitive(question: str) -> bool:
-    return bool(_TIME_SENSITIVE.search(question))
+    return time_class(question) is not TimeClass.stable
 
 
 def route_request(question: str, mode: str, *, given_text_chars: int, llm_available: bool) -> Route:

@@ -232,6 +232,7 @@ class Draft:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     model: str = ""
+    no_answer: bool = False  # the composer found no answer in the evidence (the contract's NO_ANSWER)
 
 
 @dataclass(slots=True)

@@ -73,13 +73,6 @@ def test_gate_primary_source_alone_is_enough_by_default_but_not_when_disabled():
     assert not check_gate(ev, [], "What does the Acme Cloud Pro plan cost?", 30, False, ctx, candidates=1, usable_pages=1).passed
 
 
-def test_gate_unanswerable_question_abstains():
-    ev = [make_evidence("S1", "Acme Cloud Pro plan costs $30 per month.", url="https://a.example/p"),
-          make_evidence("S2", "Acme Cloud Pro plan costs $30 per month.", url="https://b.example/p")]
-    v = check_gate(ev, [], "Who won the 1998 chess olympiad in Elista?", 3650, False, _ctx(), candidates=2, usable_pages=2)
-    assert not v.passed and v.reason is AbstentionReason.evidence_does_not_answer
-
-
 def test_gate_time_sensitive_needs_dated_fresh_evidence():
     ev = [make_evidence("S1", "Acme Cloud Pro plan price is $30.", url="https://a.example/p"),
           make_evidence("S2", "Acme Cloud Pro plan price is $30.", url="https://b.example/p")]
@@ -129,39 +122,3 @@ def test_recently_modified_old_page_is_current():
 def test_all_stale_is_reported_as_stale():
     v = check_gate([], [], "What is the current Acme price?", 30, True, _ctx(), candidates=2, usable_pages=2, dropped_stale=2)
     assert not v.passed and v.reason is AbstentionReason.stale_evidence
-
-
-def test_question_anchors_must_appear_in_evidence():
-    ev = [make_evidence("S1", "The 2029 final was won by the Rovers after extra time.", url="https://a.example/p"),
-          make_evidence("S2", "In the 2029 final the Rovers won 2-1.", url="https://b.example/p")]
-    v = check_gate(ev, [], "Who won the 2031 final?", 3650, False, _ctx(), candidates=2, usable_pages=2)
-    assert not v.passed and v.reason is AbstentionReason.evidence_does_not_answer
-    assert "2031" in v.failed_checks[0]
-
-
-def test_evidence_about_other_attributes_does_not_answer():
-    ev = [make_evidence("S1", "The Zephyr X2 has a 6.4 inch display with a bright panel.", url="https://a.example/p"),
-          make_evidence("S2", "The Zephyr X2 camera takes sharp photos in daylight.", url="https://b.example/p")]
-    v = check_gate(ev, [], "What is the battery capacity of the Zephyr X2 phone?", 3650, False, _ctx(), candidates=2,
-                   usable_pages=2)
-    assert not v.passed and v.reason is AbstentionReason.evidence_does_not_answer
-
-
-def test_multi_hop_evidence_is_covered_together():
-    ev = [make_evidence("S1", "The Zephyr X2 phone is made by Nimbus Devices.", url="https://a.example/p"),
-          make_evidence("S2", "Nimbus Devices is headquartered in Tampere, Finland, a city of 250,000.", url="https://b.example/p")]
-    v = check_gate(ev, [], "In which city is the company that makes the Zephyr X2 phone headquartered?", 3650, False,
-                   _ctx(), candidates=2, usable_pages=2)
-    assert v.passed, v.failed_checks
-
-
-def test_past_tense_question_about_a_future_year_abstains():
-    ev = [make_evidence("S1", "The next Solaris Cup final will be played in 2031 at a stadium still to be chosen.",
-                        url="https://a.example/p"),
-          make_evidence("S2", "Marlow Rovers won the 2029 Solaris Cup final against Eastport.", url="https://b.example/p")]
-    v = check_gate(ev, [], "Who won the 2031 Solaris Cup final?", 3650, False, _ctx(), candidates=2, usable_pages=2)
-    assert not v.passed and "event_in_the_past" in v.failed_checks[0]
-    # the future tense asks about a plan, which evidence can report
-    v = check_gate(ev, [], "Where will the 2031 Solaris Cup final be played?", 3650, False, _ctx(), candidates=2,
-                   usable_pages=2)
-    assert v.passed, v.failed_checks

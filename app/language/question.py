@@ -1,0 +1,155 @@
+"""Question analysis, once per request: what kind of value is asked, the anchors an answer cannot
+do without, the subject of a definition, and how time-sensitive the question is. The router,
+planner, gate, answerability, composer and verifier all read this one analysis, so each concept
+has one definition.
+
+The kind is read from the question's grammar (wh-word and its head), the way classic QA systems
+type questions: "how many" asks a count, "who" a person, "how do I" a how-to.
+"""
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from app.language.text import STOP_WORDS, YEAR, terms
+from app.language.time import TimeClass, time_class
+
+
+class AskedKind(str, enum.Enum):
+    price = "price"
+    count = "count"
+    measure = "measure"  # a number with a unit, or a percentage ("how much more powerful")
+    percent = "percent"
+    date = "date"
+    version = "version"
+    person = "person"
+    place = "place"
+    organisation = "organisation"
+    yes_no = "yes_no"
+    how_to = "how_to"
+    definition = "definition"
+    reason = "reason"
+    attribute = "attribute"  # "What is the wingspan of the Corvid 9?": a named attribute of an entity
+    other = "other"
+
+
+# Which kinds a value parser can check in a passage ("is there a number of the asked kind?").
+VALUE_KINDS = frozenset({AskedKind.price, AskedKind.count, AskedKind.measure, AskedKind.percent, AskedKind.date,
+                         AskedKind.version})
+
+_AUX = r"(?:is|are|was|were|do|does|did|can|could|will|would|has|have|had|should|may|might|must|shall)"
+_COMPARATIVE = re.compile(r"\bhow much (?:more|less|higher|lower|bigger|smaller|faster|slower|\w+er)\b|\bby how much\b", re.I)
+_MASS = re.compile(r"\bhow much (?:time|water|memory|storage|space|ram|power|energy|data|fuel|weight|traffic|"
+                   r"electricity|rain|snow|land|oil|gas|sleep)\b", re.I)
+_ORDER: list[tuple[AskedKind, re.Pattern]] = [
+    (AskedKind.how_to, re.compile(rf"^\s*(?:how\s+(?:do|can|could|should|would|to)\b|what(?:'s| is) the (?:best |right |easiest )?way to\b"
+                                  rf"|is there a way to\b|can i\b)", re.I)),
+    (AskedKind.percent, re.compile(r"\b(?:what|which) (?:percent|percentage|share|proportion|fraction)\b|\bwhat % ", re.I)),
+    (AskedKind.count, re.compile(r"\bhow many\b|\bnumber of\b|\b(?:population|headcount|death toll|attendance)\b", re.I)),
+    (AskedKind.measure, re.compile(r"\bhow (?:fast|far|long|big|large|tall|heavy|old|wide|high|deep|powerful|strong|hot|"
+                                   r"cold|loud|quick|bright|efficient)\b|\bwhat(?:'s| is| was| are| were) (?:the|its|their) "
+                                   r"(?:top )?(?:speed|weight|range|capacity|height|length|width|size|distance|temperature|"
+                                   r"resolution|storage|memory|power|mileage|duration|horsepower|battery life|depth|area)\b",
+                                   re.I)),
+    (AskedKind.price, re.compile(r"\bhow much\b|\bhow expensive\b|\b(?:price|pricing|cost|costs|fee|fees|fare|salary|budget|"
+                                 r"valuation|worth|paid|pay|spend|spent|charge|fine[ds]?)\b", re.I)),
+    (AskedKind.version, re.compile(r"\b(?:which|what) (?:version|release)\b|\bversion (?:number|of)\b|\blatest version\b", re.I)),
+    (AskedKind.date, re.compile(r"^\s*when\b|\bwhen (?:did|was|were|is|will|does|do)\b|\b(?:what|which) (?:year|date|day|month)\b|"
+                                r"\bon what (?:day|date)\b|\bsince when\b|\brelease date\b", re.I)),
+    (AskedKind.person, re.compile(r"^\s*(?:who|whom|whose)\b|\bwho (?:is|was|were|are|will|did)\b|\b(?:which|what) (?:person|man|"
+                                  r"woman|player|ceo|president|author|director|minister|leader|official|candidate|coach)\b", re.I)),
+    (AskedKind.place, re.compile(r"^\s*where\b|\bwhere (?:is|was|were|are|did|does|do|will)\b|\b(?:in|to|from) (?:what|which) "
+                                 r"(?:city|country|state|town|region|place|county|province)\b|\b(?:what|which) (?:city|country|"
+                                 r"state|town|region|county|province)\b", re.I)),
+    (AskedKind.organisation, re.compile(r"\b(?:which|what) (?:company|firm|team|organi[sz]ation|agency|party|group|bank|club|"
+                                        r"university|network|brand|startup|manufacturer|airline|carrier)\b", re.I)),
+    (AskedKind.reason, re.compile(r"^\s*why\b|\bwhat (?:caused|causes|led to)\b|\bfor what reason\b", re.I)),
+    (AskedKind.yes_no, re.compile(rf"^\s*{_AUX}\b", re.I)),
+]
+_DEFINITION = re.compile(r"^\s*(?:what|who)\s+(?:is|are|was|were|does|do)\s+(?:an?\s+|the\s+)?(.+?)"
+                         r"(?:\s+(?:do|does|mean|for|used for))?\s*\??\s*$|^\s*(?:define|explain)\s+(.+?)\s*\??\s*$", re.I)
+_ATTRIBUTE = re.compile(r"^\s*(?:what|which)(?:'s| is| was| are| were)\s+(?:the|its|their|his|her)\s+(?:current\s+|new\s+|latest\s+|"
+                        r"top\s+|total\s+|official\s+|main\s+)?([\w -]+?)\s+(?:of|on|for|in|at|from|behind)\s+\S", re.I)
+_HOW_MANY = re.compile(r"\bhow many\s+([\w-]+)|\bnumber of\s+([\w-]+)", re.I)
+# The measured dimension, when named ("what is the top speed"); "how long" names none.
+_MEASURE_WORD = re.compile(r"\bwhat(?:'s| is| was| are| were) (?:the|its|their) (?:top )?(\w+(?: life)?)", re.I)
+_NUMBER_ANCHOR = re.compile(r"\b\d+(?:\.\d+)+\b")
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionAnalysis:
+    text: str
+    kind: AskedKind
+    terms: tuple[str, ...]  # content terms (stop words dropped, stemmed)
+    anchors: tuple[str, ...]  # names, versions and years an answer cannot do without
+    subject: tuple[str, ...]  # the defined term of "What is X?" / the object of "How do I X?"
+    focus: tuple[str, ...]  # the counted noun or measured dimension ("employees", "speed")
+    time: TimeClass
+
+    @property
+    def asks_value(self) -> bool:
+        return self.kind in VALUE_KINDS
+
+    @property
+    def time_sensitive(self) -> bool:
+        return self.time is not TimeClass.stable
+
+
+def asked_kind(question: str) -> AskedKind:
+    if _COMPARATIVE.search(question) or _MASS.search(question):
+        return AskedKind.measure
+    for kind, rx in _ORDER:
+        if rx.search(question):
+            return kind
+    if _ATTRIBUTE.match(question):
+        return AskedKind.attribute
+    if _DEFINITION.match(question):
+        return AskedKind.definition
+    return AskedKind.other
+
+
+def anchors_of(question: str) -> list[str]:
+    """Years, version numbers and names (capitalised words after the first). Evidence about Python
+    3.10 does not answer a question about 3.12, nor does the 2029 final answer 2031's."""
+    found = set(YEAR.findall(question)) | set(_NUMBER_ANCHOR.findall(question))
+    tokens = re.findall(r"[\w.+#-]+", question)
+    for tok in tokens[1:]:
+        if any(c.isupper() for c in tok) and tok.lower() not in STOP_WORDS:
+            found.update(terms(tok))
+    return sorted(found)
+
+
+def _subject(question: str, kind: AskedKind) -> tuple[str, ...]:
+    if kind is AskedKind.definition:
+        m = _DEFINITION.match(question)
+        if m:
+            return tuple(terms(m.group(1) or m.group(2) or ""))
+    if kind is AskedKind.how_to:
+        return tuple(terms(re.sub(r"^\s*(?:how\s+(?:do|can|could|should|would)\s+(?:i|you|we|one)|how to|what(?:'s| is) the "
+                                  r"(?:best |right |easiest )?way to|is there a way to|can i)\b", "", question, flags=re.I)))
+    return ()
+
+
+def _focus(question: str, kind: AskedKind) -> tuple[str, ...]:
+    if kind is AskedKind.count:
+        m = _HOW_MANY.search(question)
+        if m:
+            return tuple(terms(m.group(1) or m.group(2)))
+    if kind is AskedKind.attribute:
+        m = _ATTRIBUTE.match(question)
+        if m:
+            return tuple(terms(m.group(1)))
+    if kind is AskedKind.measure:
+        m = _MEASURE_WORD.search(question)
+        if m:
+            return tuple(terms(m.group(1)))
+    return ()
+
+
+@lru_cache(maxsize=4096)
+def analyse(question: str) -> QuestionAnalysis:
+    kind = asked_kind(question)
+    return QuestionAnalysis(text=question, kind=kind, terms=tuple(terms(question)), anchors=tuple(anchors_of(question)),
+                            subject=_subject(question, kind), focus=_focus(question, kind), time=time_class(question))

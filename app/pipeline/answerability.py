@@ -1,0 +1,229 @@
+"""Answerability: does the evidence hold an answer to the question that was asked?
+
+A component behind a Protocol, returning a score in 0..1 with its reasons and the candidate answer
+sentences, best first. The lexical scorer types the question (app.language.question) and looks for
+a sentence that is both about the question (IDF-weighted coverage of its terms, anchors present)
+and of the asked type (a price for "how much", a person for "who", a call or option for "how do
+I"). The extractive composer answers from these sentences; with a composing model the score is
+only used to skip a call whose evidence is near-irrelevant (policy.skip_model_below).
+"""
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Protocol
+
+from app.language.question import AskedKind, QuestionAnalysis
+from app.language.text import YEAR, split_sentences, terms
+from app.language.values import find_values
+from app.language.anchors import about_a_sibling, covered
+from app.pipeline.types import Evidence
+
+# Value kinds a parser checks, and the Value kinds that satisfy each.
+_VALUE_KINDS: dict[AskedKind, tuple[str, ...]] = {
+    AskedKind.price: ("price",),
+    AskedKind.count: ("count", "number"),
+    AskedKind.measure: ("measure", "percent", "price", "count", "number"),
+    AskedKind.percent: ("percent",),
+    AskedKind.date: ("date", "year"),
+    AskedKind.version: ("version",),
+}
+_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z'’.-]+(?:\s+(?:[A-Z]\.\s*)?[A-Z][a-z'’-]+)+")
+_PLACE = re.compile(r"\b(?:in|at|from|near|to|based in|headquartered in|outside)\s+(?:the\s+)?[A-Z][a-z]+")
+_ORG = re.compile(r"\b[A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*)*|\b[A-Z]{2,}\b")
+_DATE_WORDS = re.compile(r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|yesterday|today|tomorrow|"
+                         r"january|february|march|april|may|june|july|august|september|october|november|december|"
+                         r"jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|last (?:week|month|year)|next (?:week|month|year)|"
+                         r"(?:this|last) (?:spring|summer|fall|autumn|winter))\b", re.I)
+_CODE = re.compile(r"\w\(|\w=\w|--?[a-z][\w-]+|`[^`]+`|\b\w+\.\w+\b|^\s*(?:use|call|pass|run|set|create|import|install|"
+                   r"add|write|open|return|define|wrap|iterate|catch|raise)\b|\b(?:keyword argument|argument|parameter|"
+                   r"option|method|function|statement|command|flag|attribute)\b", re.I)
+_DEFINES = re.compile(r"\b(?:is|are|was|were|returns?|provides?|represents?|means?|refers? to|creates?|allows?|lets?|"
+                      r"makes?|describes?|contains?|holds?|runs?|converts?|acts? as|stands? for)\b", re.I)
+_BECAUSE = re.compile(r"\b(?:because|due to|as a result|since|so that|in order to|caused by|led to|blamed|after|amid|"
+                      r"following|thanks to|reason)\b", re.I)
+_PAST_TENSE = re.compile(r"\b(won|did|was|were|happened|took place|released|launched|ended|finished|scored|"
+                         r"elected|announced|reported|had)\b", re.I)
+
+
+@dataclass(slots=True)
+class SentenceMatch:
+    evidence: Evidence
+    sentence: str
+    position: int  # sentence index in its passage
+    relevance: float  # 0..1: share of the question's (IDF-weighted) terms the sentence and its context hold
+    typed: bool  # states something of the asked kind
+    score: float
+    found: frozenset[str] = frozenset()  # the question terms it holds (sentence or context)
+    terms: frozenset[str] = frozenset()  # all its content terms
+
+
+@dataclass(slots=True)
+class Answerability:
+    score: float  # 0..1; below policy.answerable_at the extractive composer declines
+    reasons: list[str] = field(default_factory=list)
+    best: list[SentenceMatch] = field(default_factory=list)  # candidate answer sentences, best first
+
+
+class AnswerabilityScorer(Protocol):
+    name: str
+
+    def assess(self, question: QuestionAnalysis, evidence: list[Evidence], today: date) -> Answerability: ...
+
+
+def typed_match(question: QuestionAnalysis, sentence: str) -> bool:
+    """Does the sentence state something of the kind the question asks for?"""
+    kind = question.kind
+    if kind in _VALUE_KINDS:
+        found = find_values(sentence, _VALUE_KINDS[kind])
+        if kind is AskedKind.date:
+            return bool(found) or bool(_DATE_WORDS.search(sentence))
+        if kind in (AskedKind.count, AskedKind.measure) and question.focus and found:
+            # "how many employees" is answered by a number next to "employees", not any number.
+            st = set(terms(sentence))
+            return any(covered(f, st) for f in question.focus)
+        return bool(found)
+    if kind is AskedKind.person:
+        return bool(_NAME.search(sentence))
+    if kind is AskedKind.place:
+        return bool(_PLACE.search(sentence))
+    if kind is AskedKind.organisation:
+        return bool(_ORG.search(sentence[1:]))
+    if kind is AskedKind.how_to:
+        return bool(_CODE.search(sentence))
+    if kind is AskedKind.definition:
+        head = set(terms(" ".join(sentence.split()[:10])))
+        return bool(_DEFINES.search(sentence)) and (not question.subject or any(covered(s, head) for s in question.subject))
+    if kind is AskedKind.reason:
+        return bool(_BECAUSE.search(sentence))
+    if kind is AskedKind.attribute:
+        st = set(terms(sentence))
+        return all(covered(f, st) for f in question.focus)
+    return True  # yes/no and open questions: relevance decides
+
+
+_UNQUOTABLE = re.compile(r"[?:]\s*$|^(?:[\w ]{1,20}:\s*){2,}|¶|^(?:new|changed|added|deprecated|removed)\s+(?:in|since)\s+version\b"
+                         r"|^[\w.]+\([^)]*\)\s*$|^(?:click|subscribe|sign up|read more|share|advertisement|related)\b", re.I)
+
+
+def quotable(sentence: str) -> bool:
+    """A sentence that states something on its own: not a heading, question, lead-in, signature,
+    margin note or page furniture."""
+    s = sentence.strip()
+    if len(s) < 25 or len(s) > 600 or _UNQUOTABLE.search(s):
+        return False
+    if s.startswith("(") and s.rstrip(".").endswith(")"):
+        return False
+    letters = [c for c in s if c.isalpha()]
+    return not letters or sum(c.isupper() for c in letters) / len(letters) < 0.6  # ALL-CAPS headings
+
+
+class LexicalAnswerability:
+    """Question-type matching over IDF-weighted term coverage (see module docstring)."""
+
+    name = "lexical"
+
+    def __init__(self, untyped_weight: float = 0.45, context_weight: float = 0.5, anchor_penalty: float = 0.5):
+        self.untyped_weight = untyped_weight  # a relevant sentence of the wrong type counts this much
+        self.context_weight = context_weight  # a term found only in the title/section counts this much
+        self.anchor_penalty = anchor_penalty  # a passage lacking a name/version/year the question holds
+
+    def assess(self, question: QuestionAnalysis, evidence: list[Evidence], today: date) -> Answerability:
+        reasons: list[str] = []
+        future = _future_event(question.text, today)
+        if future:
+            # "Who won the 2031 final?" asked in 2026: no page can report what has not happened.
+            return Answerability(0.0, [f"event_in_the_future ({future})"])
+        q = set(question.terms)
+        if not q:
+            return Answerability(0.0, ["question_without_terms"])
+        rows: list[tuple[Evidence, int, str, set[str], set[str], bool]] = []
+        df: Counter = Counter()
+        for ev in evidence:
+            if ev.kind != "prose":
+                continue
+            context = set(terms(f"{ev.title} {ev.section}"))
+            passage = set(terms(ev.text)) | context
+            if about_a_sibling(passage, list(question.anchors)):
+                continue  # "The T9 weighs 895 g" does not answer for the T7
+            anchors_ok = all(covered(a, passage) for a in question.anchors)
+            for pos, sentence in enumerate(split_sentences(ev.text)):
+                if not quotable(sentence):
+                    continue
+                st = set(terms(sentence))
+                if about_a_sibling(st, list(question.anchors)):
+                    continue  # a sentence about the S2 inside a page about the S3
+                rows.append((ev, pos, sentence, st, context, anchors_ok))
+                df.update(st & q)
+        if not rows:
+            return Answerability(0.0, ["no_quotable_sentence"])
+        n = len(rows)
+        idf = {t: math.log(1 + n / (df[t] or 0.5)) for t in q}
+        total = sum(idf.values())
+        matches: list[SentenceMatch] = []
+        for ev, pos, sentence, st, context, anchors_ok in rows:
+            found = sum(idf[t] for t in q if covered(t, st))
+            found += self.context_weight * sum(idf[t] for t in q if not covered(t, st) and covered(t, context))
+            relevance = found / total
+            if not st & q:
+                relevance *= 0.5  # on topic only through its title
+            typed = typed_match(question, sentence)
+            score = relevance * (1.0 if typed else self.untyped_weight)
+            if not anchors_ok:
+                score *= self.anchor_penalty
+            score += 0.02 * ev.score - 0.005 * pos  # tie-breaks: the better passage, the earlier sentence
+            held = frozenset(t for t in q if covered(t, st) or covered(t, context))
+            matches.append(SentenceMatch(ev, sentence, pos, round(relevance, 3), typed, round(max(0.0, score), 4),
+                                         held, frozenset(st)))
+        matches.sort(key=lambda m: -m.score)
+        matches = self._bridged(matches, q, idf, total)
+        best = matches[0]
+        if not best.typed:
+            reasons.append(f"no_sentence_of_kind ({question.kind.value})")
+        if not any(m.typed for m in matches[:5]) and question.kind is not AskedKind.other:
+            reasons.append(f"kind_absent_in_top ({question.kind.value})")
+        missing = [a for a in question.anchors if not any(covered(a, set(terms(f"{e.title} {e.section} {e.text}")))
+                                                          for e in evidence)]
+        if missing:
+            reasons.append(f"anchors_missing ({', '.join(missing)})")
+        reasons.append(f"best_relevance={best.relevance}")
+        return Answerability(round(min(1.0, best.score), 4), reasons, matches[:12])
+
+
+    def _bridged(self, matches: list[SentenceMatch], q: set[str], idf: dict[str, float], total: float) -> list[SentenceMatch]:
+        """Multi-hop: two sentences joined by an entity they share ("made by Nimbus Devices" +
+        "Nimbus Devices is headquartered in Tampere") answer together what neither answers alone.
+        The pair is scored on the union of the question terms they hold; it leads when it beats the
+        best single sentence."""
+        top = matches[:8]
+        best_pair, best_score = None, matches[0].score if matches else 0.0
+        for i, a in enumerate(top):
+            for b in top[i + 1:]:
+                bridge = (a.terms & b.terms) - q
+                if not bridge or a.found <= b.found or b.found <= a.found:
+                    continue
+                union = sum(idf[t] for t in a.found | b.found) / total
+                score = union * (1.0 if (a.typed or b.typed) else self.untyped_weight) * 0.95
+                if score > best_score:
+                    best_pair, best_score = (a, b), score
+        if best_pair is None:
+            return matches
+        a, b = sorted(best_pair, key=lambda m: -m.typed)
+        lead = SentenceMatch(a.evidence, a.sentence, a.position, a.relevance, a.typed, round(best_score, 4), a.found, a.terms)
+        second = SentenceMatch(b.evidence, b.sentence, b.position, b.relevance, b.typed, round(best_score * 0.99, 4),
+                               b.found, b.terms)
+        return [lead, second, *(m for m in matches if m is not a and m is not b)]
+
+
+def _future_event(question: str, today: date) -> int | None:
+    """A year after today's in a question that asks, in the past tense, what happened."""
+    if not _PAST_TENSE.search(question):
+        return None
+    future = [int(y) for y in YEAR.findall(question) if int(y) > today.year]
+    return max(future) if future else None
+
+
+SCORERS: dict[str, AnswerabilityScorer] = {"lexical": LexicalAnswerability()}
