@@ -58,6 +58,19 @@ def cite_top_spans(question: str, spans: list[Span]) -> str:
     return " ".join(_with_marker(s, sid) for _, _, s, sid in top)
 
 
+def read_for_gold(case: Case, question: str, spans: list[Span]) -> str:
+    """Labelled cases: a competent reader. It answers with the evidence sentence that states a gold
+    answer (plus the best-matching sentence of another span, as a model adds context), and says
+    NO_ANSWER when no span states one — so the scripted figures measure the service around the model
+    (recall, citations, verification, false abstentions), not a model's reading."""
+    golds = [g.lower() for g in case.gold_answers or case.gold_all]
+    for span in spans:
+        for s in sentences(span.text):
+            if golds and any(g in s.lower() for g in golds):
+                return _with_marker(s, span.span_id)
+    return NO_ANSWER
+
+
 def _with_marker(sentence: str, span_id: str) -> str:
     sentence = sentence.strip()
     m = re.search(r"[.!?]+[\"')\]]*$", sentence)
@@ -102,4 +115,6 @@ class ScriptedModel:
             scripted = scripted[min(self.composer_calls, len(scripted)) - 1]
         if scripted:
             return fill_site_refs(scripted, spans, self.site_hosts)
+        if self.case is not None and self.case.slice:
+            return read_for_gold(self.case, question, spans)
         return cite_top_spans(question, spans)
