@@ -36,6 +36,7 @@ class ModeRun:
     mode: str
     results: list[CaseResult]
     traces: dict[str, Any] = field(default_factory=dict)  # case id → service trace (failed cases)
+    evidence: dict[str, Any] = field(default_factory=dict)  # labelled case id → the composer's evidence
     seconds: float = 0.0
 
     @property
@@ -104,6 +105,9 @@ def run_mode(cases: list[Case], mode: str, *, keep_traces: bool = False, today: 
                 trace = got.json() if got.status_code == 200 else None
             if case.slice and case.expected_status == "grounded" and trace is not None:
                 result.gold_in_evidence = gold_in_evidence(case, trace)
+            if case.slice and trace is not None:
+                run.evidence[case.id] = {"question": (trace.get("plan") or {}).get("question"),
+                                         "evidence": trace.get("evidence") or []}
             run.results.append(result)
             if keep_traces and not result.passed and result.request_id:
                 run.traces[case.id] = {"request": request_body(case, request_grounding(case, installed)),

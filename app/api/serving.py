@@ -252,7 +252,8 @@ def build_trace(result: PipelineResult, body: dict) -> dict:
         "fetches": body["grounding"]["fetches"],
         "selection": [{"url": d.url, "decision": d.decision, "reason": d.reason}
                       for d in (result.selection.decisions if result.selection else [])],
-        "evidence": [{"span_id": e.span_id, "url": e.url, "score": e.score, "tokens": e.tokens, "text": e.text}
+        "evidence": [{"span_id": e.span_id, "url": e.url, "title": e.title, "section": e.section, "kind": e.kind,
+                      "score": e.score, "tokens": e.tokens, "text": e.text}
                      for e in result.evidence],
         "evidence_tokens": result.selection.prompt_tokens if result.selection else 0,
         "conflicts": body["grounding"]["conflicts"],
@@ -260,6 +261,8 @@ def build_trace(result: PipelineResult, body: dict) -> dict:
         "dropped_claims": body["grounding"]["dropped_claims"],
         "status": body["grounding"]["status"],
         "abstention": body["grounding"]["abstention"],
+        "answerability": ({"score": result.answerability.score, "reasons": result.answerability.reasons}
+                          if result.answerability else None),
         "timings_ms": body["grounding"]["timings_ms"],
         "cost": body["grounding"]["cost"],
     }

@@ -40,7 +40,8 @@ VALUE_KINDS = frozenset({AskedKind.price, AskedKind.count, AskedKind.measure, As
                          AskedKind.version})
 
 _AUX = r"(?:is|are|was|were|do|does|did|can|could|will|would|has|have|had|should|may|might|must|shall)"
-_COMPARATIVE = re.compile(r"\bhow much (?:more|less|higher|lower|bigger|smaller|faster|slower|\w+er)\b|\bby how much\b", re.I)
+_YES_NO = re.compile(rf"^\s*{_AUX}\b(?!.*\bor\b)", re.I)  # "Is X ...?" but not "Is it X or Y?"
+_COMPARATIVE = re.compile(r"\bhow much of\b|\bhow much (?:more|less|higher|lower|bigger|smaller|faster|slower|\w+er)\b|\bby how much\b", re.I)
 _MASS = re.compile(r"\bhow much (?:time|water|memory|storage|space|ram|power|energy|data|fuel|weight|traffic|"
                    r"electricity|rain|snow|land|oil|gas|sleep)\b", re.I)
 _ORDER: list[tuple[AskedKind, re.Pattern]] = [
@@ -98,6 +99,8 @@ class QuestionAnalysis:
 
 
 def asked_kind(question: str) -> AskedKind:
+    if _YES_NO.match(question):
+        return AskedKind.yes_no
     if _COMPARATIVE.search(question) or _MASS.search(question):
         return AskedKind.measure
     for kind, rx in _ORDER:

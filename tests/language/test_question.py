@@ -30,6 +30,8 @@ from app.language.time import TimeClass, default_window, time_class
     ("Why did the merger collapse?", AskedKind.reason),
     ("Did the senator vote for the bill?", AskedKind.yes_no),
     ("Is the museum open on Mondays?", AskedKind.yes_no),
+    ("Has a release date been announced for the next film?", AskedKind.yes_no),
+    ("How much of its surface is covered by dunes?", AskedKind.measure),
 ])
 def test_asked_kind(question, kind):
     assert analyse(question).kind is kind
