@@ -49,7 +49,7 @@ def scores(split: str, paths: list[str]) -> list[tuple[str, bool, float]]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--split", default="dev")
-    ap.add_argument("--cases", nargs="+", default=["eval/labelled"])
+    ap.add_argument("--cases", nargs="+", default=["eval/labelled/questions"])
     args = ap.parse_args()
     rows = scores(args.split, args.cases)
     pos = [s for _, a, s in rows if a]
