@@ -79,7 +79,7 @@ class Settings(BaseSettings):
     default_max_queries: int = 3
     default_max_results: int = 8
     default_max_fetches: int = 6
-    default_max_evidence: int = 8
+    default_max_evidence: int = 20  # a ceiling: evidence is packed by the token budget
     default_token_budget: int = 3000
     default_min_sources: int = 2
     # A primary (official) source alone satisfies the independent-sources check: the vendor's own
@@ -93,8 +93,14 @@ class Settings(BaseSettings):
     # command docs/EVALUATION.md names next to it)
     support_threshold: float = 0.5  # lexical support floor for a cited sentence
     min_groundedness: float = 0.5  # share of supported claims under which the answer abstains
-    answerable_at: float = 0.45  # extractive composer: least answerability of the sentence it quotes
-    skip_model_below: float = 0.12  # no composing call when the best sentence scores below this (cost)
+    # "learned": the logistic model fitted on the labelled dev split (app/pipeline/answerability_weights.json);
+    # "lexical": the hand-set relevance × type score. Thresholds below are for the learned scorer.
+    answerability_scorer: str = "learned"
+    # A sentence-similarity provider feeding the "similarity" feature ("" = none; "wordllama" needs the
+    # `semantic` extra and weights fitted with it: python -m eval.train_answerability --similarity wordllama).
+    sentence_ranker: str = ""
+    answerable_at: float = 0.21  # extractive composer: least P(answer) of the sentence it leads with
+    skip_model_below: float = 0.01  # no composing call when the best sentence scores below this (cost)
 
     # --- pricing: USD per 1M tokens (input, output) by model; USD per call by search provider
     llm_prices: dict[str, tuple[float, float]] = Field(default_factory=lambda: {

@@ -9,7 +9,7 @@ import httpx
 from app.pipeline.singleflight import SingleFlight
 from app.providers.cache.base import Cache, build_cache
 from app.providers.llm.base import ChatModel, build_chat_model
-from app.providers.rerank.base import Reranker, build_reranker
+from app.providers.rerank.base import Reranker, build_named_reranker, build_reranker
 from app.providers.search.base import SearchProvider, build_search_provider
 from app.settings import Settings
 from app.tokens import TokenCounter
@@ -28,6 +28,7 @@ def load_builtin_providers() -> None:
     import app.providers.search.serper  # noqa: F401
     import app.providers.search.tavily  # noqa: F401
     import app.providers.rerank.cross_encoder  # noqa: F401
+    import app.providers.rerank.static_embedding  # noqa: F401
 
 
 @dataclass
@@ -40,6 +41,7 @@ class ServiceState:
     tokens: TokenCounter
     llm: ChatModel | None = None
     reranker: Reranker | None = None
+    sentence_ranker: Reranker | None = None
     flights: SingleFlight = field(default_factory=SingleFlight)
     extra: dict = field(default_factory=dict)
 
@@ -65,6 +67,7 @@ class ServiceState:
             tokens=TokenCounter.for_settings(settings),
             llm=build_chat_model("openai", settings) if settings.llm_enabled else None,
             reranker=build_reranker(settings),
+            sentence_ranker=build_named_reranker(settings.sentence_ranker, settings),
         )
 
     async def aclose(self) -> None:

@@ -56,7 +56,8 @@ def request_body(case: Case, grounding: dict) -> dict:
     return {"model": "grounded-answer", "messages": case.messages, "grounding": grounding}
 
 
-def run_mode(cases: list[Case], mode: str, *, keep_traces: bool = False, today: date | None = None) -> ModeRun:
+def run_mode(cases: list[Case], mode: str, *, keep_traces: bool = False, today: date | None = None,
+             keep_evidence: bool = False) -> ModeRun:
     """Start simulators + service for `mode`, run every case in order, return the scored results.
     Cases on the embedded docs corpus (`corpus: docs`) run against a second service with the
     default local search, as a new user gets it."""
@@ -105,7 +106,10 @@ def run_mode(cases: list[Case], mode: str, *, keep_traces: bool = False, today: 
                 trace = got.json() if got.status_code == 200 else None
             if case.slice and case.expected_status == "grounded" and trace is not None:
                 result.gold_in_evidence = gold_in_evidence(case, trace)
-            if case.slice and trace is not None:
+            if trace is None and keep_evidence and result.request_id:
+                got = client.get(f"/v1/traces/{result.request_id}")
+                trace = got.json() if got.status_code == 200 else None
+            if trace is not None and (case.slice or keep_evidence):
                 run.evidence[case.id] = {"question": (trace.get("plan") or {}).get("question"),
                                          "evidence": trace.get("evidence") or []}
             run.results.append(result)
@@ -141,6 +145,8 @@ SUMMARY_ROWS = [
     ("citation_validity", "citation validity"), ("citation_precision", "citation precision (harness)"),
     ("service_precision", "citation precision (service's own verdict)"), ("quote_in_source", "quote found in cited page"),
     ("citation_coverage", "citation coverage"), ("evidence_recall", "evidence recall"),
+    ("gold_in_evidence", "gold answer in the composer's evidence"), ("answered_when_expected", "answered when answerable"),
+    ("abstained_when_expected", "abstained when unanswerable"),
     ("freshness_correct", "freshness correctness"), ("forbidden_leaks", "forbidden-string leaks"),
     ("cost_usd_mean", "mean cost (USD)"), ("latency_ms_p50", "latency p50 (ms)"), ("latency_ms_p95", "latency p95 (ms)"),
 ]
@@ -158,6 +164,21 @@ def markdown_by_tag(runs: list[ModeRun]) -> str:
     tags = [by_tag(r.results) for r in runs]
     head = "| tag | cases | " + " | ".join(f"{r.mode} passed" for r in runs) + " |\n|---|---|" + "---|" * len(runs)
     rows = [f"| {t} | {tags[0][t]['cases']} | " + " | ".join(str(bt[t]["passed"]) for bt in tags) + " |" for t in tags[0]]
+    return "\n".join([head, *rows])
+
+
+def markdown_by_slice(runs: list[ModeRun]) -> str:
+    """Labelled cases: per slice, the right status and (answerable slices) the gold answer stated."""
+    slices = sorted({t for r in runs[0].results for t in r.tags[2:3]})
+    head = "| slice | cases | " + " | ".join(f"{r.mode} status ok / gold stated" for r in runs) + " |\n|---|---|" + "---|" * len(runs)
+    rows = []
+    for sl in slices:
+        cells = []
+        for run in runs:
+            rs = [r for r in run.results if sl in r.tags[2:3]]
+            gold = [r for r in rs if r.answer_ok is not None]
+            cells.append(f"{sum(r.status_ok for r in rs)} / {sum(bool(r.answer_ok) for r in gold) if gold else '-'}")
+        rows.append(f"| {sl} | {sum(sl in r.tags[2:3] for r in runs[0].results)} | " + " | ".join(cells) + " |")
     return "\n".join([head, *rows])
 
 
@@ -191,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     runs = [run_mode(cases, m, keep_traces=args.traces) for m in modes]
     print(markdown_summary(runs))
     print()
-    print(markdown_by_tag(runs))
+    print(markdown_by_slice(runs) if args.by_slice else markdown_by_tag(runs))
     print()
     print(failures_text(runs))
     for run in runs:

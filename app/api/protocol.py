@@ -71,7 +71,7 @@ class GroundingOptions(BaseModel):
     max_queries: int | None = Field(None, ge=1, le=4, description="Search queries planned (1-4). Default 3.")
     max_results: int | None = Field(None, ge=1, le=50, description="Results asked per query (1-50). Default 8.")
     max_fetches: int | None = Field(None, ge=0, le=20, description="Pages fetched (0-20). Default 6.")
-    max_evidence: int | None = Field(None, ge=1, le=30, description="Evidence spans shown to the composer (1-30). Default 8.")
+    max_evidence: int | None = Field(None, ge=1, le=30, description="Most evidence spans shown to the composer (1-30); the token budget packs them. Default 20.")
     token_budget: int | None = Field(None, ge=256, le=32000, description="Token budget of the evidence block (256-32000). Default 3000.")
     min_sources: int | None = Field(None, ge=1, le=10, description="Independent registrable domains required (1-10). Default 2.")
     require_primary: bool = Field(False, description="Abstain unless a primary source is among the evidence.")

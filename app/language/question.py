@@ -42,6 +42,10 @@ VALUE_KINDS = frozenset({AskedKind.price, AskedKind.count, AskedKind.measure, As
 _AUX = r"(?:is|are|was|were|do|does|did|can|could|will|would|has|have|had|should|may|might|must|shall)"
 _YES_NO = re.compile(rf"^\s*{_AUX}\b(?!.*\bor\b)", re.I)  # "Is X ...?" but not "Is it X or Y?"
 _COMPARATIVE = re.compile(r"\bhow much of\b|\bhow much (?:more|less|higher|lower|bigger|smaller|faster|slower|\w+er)\b|\bby how much\b", re.I)
+# "How much does it weigh?" measures; "how much did they pay?" prices: the verb decides.
+_HOW_MUCH_MEASURE = re.compile(r"\bhow much\b.*\b(?:weigh\w*|hold|holds|last|lasts|take|takes|measure\w*|consume\w*|"
+                               r"use|uses|produce\w*|generate\w*|store|stores|carry|carries|grow|grew|fall|fell|rise|rose|"
+                               r"drop\w*|increase\w*|decrease\w*|shrink\w*|cover\w*|emit\w*|travel\w*)\b", re.I)
 _MASS = re.compile(r"\bhow much (?:time|water|memory|storage|space|ram|power|energy|data|fuel|weight|traffic|"
                    r"electricity|rain|snow|land|oil|gas|sleep)\b", re.I)
 _ORDER: list[tuple[AskedKind, re.Pattern]] = [
@@ -56,7 +60,7 @@ _ORDER: list[tuple[AskedKind, re.Pattern]] = [
                                    re.I)),
     (AskedKind.price, re.compile(r"\bhow much\b|\bhow expensive\b|\b(?:price|pricing|cost|costs|fee|fees|fare|salary|budget|"
                                  r"valuation|worth|paid|pay|spend|spent|charge|fine[ds]?)\b", re.I)),
-    (AskedKind.version, re.compile(r"\b(?:which|what) (?:version|release)\b|\bversion (?:number|of)\b|\blatest version\b", re.I)),
+    (AskedKind.version, re.compile(r"\b(?:which|what)(?: [\w.]+)? (?:version|release)\b|\bversion (?:number|of)\b|\blatest (?:[\w.]+ ){0,3}(?:version|release)\b", re.I)),
     (AskedKind.date, re.compile(r"^\s*when\b|\bwhen (?:did|was|were|is|will|does|do)\b|\b(?:what|which) (?:year|date|day|month)\b|"
                                 r"\bon what (?:day|date)\b|\bsince when\b|\brelease date\b", re.I)),
     (AskedKind.person, re.compile(r"^\s*(?:who|whom|whose)\b|\bwho (?:is|was|were|are|will|did)\b|\b(?:which|what) (?:person|man|"
@@ -101,7 +105,7 @@ class QuestionAnalysis:
 def asked_kind(question: str) -> AskedKind:
     if _YES_NO.match(question):
         return AskedKind.yes_no
-    if _COMPARATIVE.search(question) or _MASS.search(question):
+    if _COMPARATIVE.search(question) or _MASS.search(question) or _HOW_MUCH_MEASURE.search(question):
         return AskedKind.measure
     for kind, rx in _ORDER:
         if rx.search(question):
@@ -154,5 +158,7 @@ def _focus(question: str, kind: AskedKind) -> tuple[str, ...]:
 @lru_cache(maxsize=4096)
 def analyse(question: str) -> QuestionAnalysis:
     kind = asked_kind(question)
+    # "How do I get the current time in UTC?" asks for a recipe, which does not age like a fact.
+    time = TimeClass.stable if kind is AskedKind.how_to else time_class(question)
     return QuestionAnalysis(text=question, kind=kind, terms=tuple(terms(question)), anchors=tuple(anchors_of(question)),
-                            subject=_subject(question, kind), focus=_focus(question, kind), time=time_class(question))
+                            subject=_subject(question, kind), focus=_focus(question, kind), time=time)

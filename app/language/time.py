@@ -32,7 +32,6 @@ def time_class(question: str) -> TimeClass:
     return TimeClass.stable
 
 
-def default_window(question: str, fallback: int) -> int:
+def default_window(cls: TimeClass, fallback: int) -> int:
     """The evidence window for a question whose request set none; `fallback` caps dated questions."""
-    cls = time_class(question)
     return min(fallback, WINDOW_DAYS[cls]) if cls is TimeClass.dated else WINDOW_DAYS[cls]

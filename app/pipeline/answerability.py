@@ -9,9 +9,12 @@ only used to skip a call whose evidence is near-irrelevant (policy.skip_model_be
 """
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections import Counter
+from functools import lru_cache
+from pathlib import Path
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Protocol
@@ -21,6 +24,7 @@ from app.language.text import YEAR, split_sentences, terms
 from app.language.values import find_values
 from app.language.anchors import about_a_sibling, covered
 from app.pipeline.types import Evidence
+from app.providers.rerank.base import Reranker
 
 # Value kinds a parser checks, and the Value kinds that satisfy each.
 _VALUE_KINDS: dict[AskedKind, tuple[str, ...]] = {
@@ -59,6 +63,17 @@ class SentenceMatch:
     score: float
     found: frozenset[str] = frozenset()  # the question terms it holds (sentence or context)
     terms: frozenset[str] = frozenset()  # all its content terms
+    lead: str = ""  # the API entry it describes ("re.IGNORECASE"), in reference documentation
+    rank: float = 0.0  # the order candidates are offered in: score, plus meaning when a ranker is set
+    bridge: bool = False  # one of a multi-hop pair, offered first together
+    features: tuple[float, ...] = ()  # FEATURES, for the learned scorer and its training
+
+    @property
+    def quoted(self) -> str:
+        """The sentence as an answer quotes it: under its API entry when it does not name it."""
+        if self.lead and self.lead.split("(")[0].rsplit(".", 1)[-1] not in self.sentence:
+            return f"{self.lead}: {self.sentence}"
+        return self.sentence
 
 
 @dataclass(slots=True)
@@ -121,12 +136,36 @@ def quotable(sentence: str) -> bool:
     return not letters or sum(c.isupper() for c in letters) / len(letters) < 0.6  # ALL-CAPS headings
 
 
+# What the learned scorer weighs, per candidate sentence (see LearnedAnswerability).
+FEATURES = ("relevance", "sentence_coverage", "context_coverage", "typed", "anchors_ok", "first_sentences",
+            "passage_score", "has_number", "has_lead", "length", "typed_value_question", "typed_how_to",
+            "question_terms", "lexical_score", "novel", "relevance_ratio", "similarity")
+
+
+LEXICAL = FEATURES.index("lexical_score")
+_CAPITALISED = re.compile(r"\b[A-Z][\w'’-]+")
+_DIGITS = re.compile(r"\d[\d,.]*")
+
+
+def _novelty(question: QuestionAnalysis, sentence: str) -> float:
+    """Share of the sentence's names and numbers the question does not already hold: an answer
+    adds something ("Hazel Hen", "$410m") to what was asked."""
+    q = question.text.lower()
+    found = _CAPITALISED.findall(sentence[1:]) + _DIGITS.findall(sentence)
+    if not found:
+        return 0.0
+    return sum(f.lower() not in q for f in found) / len(found)
+
+
 class LexicalAnswerability:
     """Question-type matching over IDF-weighted term coverage (see module docstring)."""
 
     name = "lexical"
+    keep = 12  # candidates returned
 
-    def __init__(self, untyped_weight: float = 0.45, context_weight: float = 0.5, anchor_penalty: float = 0.5):
+    def __init__(self, untyped_weight: float = 0.45, context_weight: float = 0.5, anchor_penalty: float = 0.5,
+                 ranker: Reranker | None = None):
+        self.ranker = ranker  # feeds the "similarity" feature (0 without one)
         self.untyped_weight = untyped_weight  # a relevant sentence of the wrong type counts this much
         self.context_weight = context_weight  # a term found only in the title/section counts this much
         self.anchor_penalty = anchor_penalty  # a passage lacking a name/version/year the question holds
@@ -140,7 +179,7 @@ class LexicalAnswerability:
         q = set(question.terms)
         if not q:
             return Answerability(0.0, ["question_without_terms"])
-        rows: list[tuple[Evidence, int, str, set[str], set[str], bool]] = []
+        rows: list[tuple[Evidence, int, str, set[str], set[str], bool, str]] = []
         df: Counter = Counter()
         for ev in evidence:
             if ev.kind != "prose":
@@ -150,13 +189,13 @@ class LexicalAnswerability:
             if about_a_sibling(passage, list(question.anchors)):
                 continue  # "The T9 weighs 895 g" does not answer for the T7
             anchors_ok = all(covered(a, passage) for a in question.anchors)
-            for pos, sentence in enumerate(split_sentences(ev.text)):
+            for pos, (sentence, lead) in enumerate(_sentences_with_leads(ev.text)):
                 if not quotable(sentence):
                     continue
-                st = set(terms(sentence))
+                st = set(terms(f"{lead} {sentence}"))
                 if about_a_sibling(st, list(question.anchors)):
                     continue  # a sentence about the S2 inside a page about the S3
-                rows.append((ev, pos, sentence, st, context, anchors_ok))
+                rows.append((ev, pos, sentence, st, context, anchors_ok, lead))
                 df.update(st & q)
         if not rows:
             return Answerability(0.0, ["no_quotable_sentence"])
@@ -164,23 +203,42 @@ class LexicalAnswerability:
         idf = {t: math.log(1 + n / (df[t] or 0.5)) for t in q}
         total = sum(idf.values())
         matches: list[SentenceMatch] = []
-        for ev, pos, sentence, st, context, anchors_ok in rows:
-            found = sum(idf[t] for t in q if covered(t, st))
-            found += self.context_weight * sum(idf[t] for t in q if not covered(t, st) and covered(t, context))
+        asks_value = float(question.asks_value)
+        how_to = float(question.kind is AskedKind.how_to)
+        for ev, pos, sentence, st, context, anchors_ok, lead in rows:
+            in_sentence = sum(idf[t] for t in q if covered(t, st))
+            in_context = sum(idf[t] for t in q if not covered(t, st) and covered(t, context))
+            found = in_sentence + self.context_weight * in_context
+            if not found:
+                continue  # shares no term with the question, even through its title: no candidate
             relevance = found / total
             if not st & q:
                 relevance *= 0.5  # on topic only through its title
-            typed = typed_match(question, sentence)
+            typed = typed_match(question, f"{lead} {sentence}" if lead else sentence)
             score = relevance * (1.0 if typed else self.untyped_weight)
             if not anchors_ok:
                 score *= self.anchor_penalty
             score += 0.02 * ev.score - 0.005 * pos  # tie-breaks: the better passage, the earlier sentence
             held = frozenset(t for t in q if covered(t, st) or covered(t, context))
-            matches.append(SentenceMatch(ev, sentence, pos, round(relevance, 3), typed, round(max(0.0, score), 4),
-                                         held, frozenset(st)))
+            features = (relevance, in_sentence / total, in_context / total, float(typed), float(anchors_ok), 1 / (1 + pos),
+                        min(2.0, max(0.0, ev.score)) / 2, float(any(c.isdigit() for c in sentence)), float(bool(lead)),
+                        min(1.0, len(sentence) / 300), float(typed) * asks_value, float(typed) * how_to,
+                        min(1.0, len(q) / 10), max(0.0, score), _novelty(question, sentence), 0.0, 0.0)
+            matches.append(SentenceMatch(ev, sentence, pos, round(relevance, 3), typed, 0.0, held, frozenset(st), lead,
+                                         features=features))
+        if not matches:
+            return Answerability(0.0, ["no_sentence_shares_a_question_term"])
+        top_relevance = max(m.relevance for m in matches) or 1.0
+        sims = self.ranker.score(question.text, [m.quoted for m in matches]) if self.ranker else [0.0] * len(matches)
+        for m, sim in zip(matches, sims):
+            m.features = (*m.features[:-2], m.relevance / top_relevance, sim)
+            m.score = round(self.sentence_score(m.features), 4)
         matches.sort(key=lambda m: -m.score)
         matches = self._bridged(matches, q, idf, total)
-        best = matches[0]
+        top_score = matches[0].score
+        for m in matches:
+            m.rank = m.score
+        best = max(matches, key=lambda m: m.score)
         if not best.typed:
             reasons.append(f"no_sentence_of_kind ({question.kind.value})")
         if not any(m.typed for m in matches[:5]) and question.kind is not AskedKind.other:
@@ -190,7 +248,11 @@ class LexicalAnswerability:
         if missing:
             reasons.append(f"anchors_missing ({', '.join(missing)})")
         reasons.append(f"best_relevance={best.relevance}")
-        return Answerability(round(min(1.0, best.score), 4), reasons, matches[:12])
+        return Answerability(round(min(1.0, top_score), 4), reasons, matches[:self.keep])
+
+    def sentence_score(self, features: tuple[float, ...]) -> float:
+        """The hand-set score: relevance × type match × anchors, with tie-breaks (lexical_score)."""
+        return features[LEXICAL]
 
 
     def _bridged(self, matches: list[SentenceMatch], q: set[str], idf: dict[str, float], total: float) -> list[SentenceMatch]:
@@ -206,16 +268,95 @@ class LexicalAnswerability:
                 if not bridge or a.found <= b.found or b.found <= a.found:
                     continue
                 union = sum(idf[t] for t in a.found | b.found) / total
-                score = union * (1.0 if (a.typed or b.typed) else self.untyped_weight) * 0.95
+                lead_f = a.features if a.score >= b.score else b.features
+                joined = (union, *lead_f[1:3], float(a.typed or b.typed), *lead_f[4:13],
+                          union * (1.0 if (a.typed or b.typed) else self.untyped_weight), *lead_f[14:])
+                score = self.sentence_score(joined) * 0.95
                 if score > best_score:
                     best_pair, best_score = (a, b), score
         if best_pair is None:
             return matches
         a, b = sorted(best_pair, key=lambda m: -m.typed)
-        lead = SentenceMatch(a.evidence, a.sentence, a.position, a.relevance, a.typed, round(best_score, 4), a.found, a.terms)
+        first = SentenceMatch(a.evidence, a.sentence, a.position, a.relevance, a.typed, round(best_score, 4), a.found,
+                              a.terms, a.lead, bridge=True, features=a.features)
         second = SentenceMatch(b.evidence, b.sentence, b.position, b.relevance, b.typed, round(best_score * 0.99, 4),
-                               b.found, b.terms)
-        return [lead, second, *(m for m in matches if m is not a and m is not b)]
+                               b.found, b.terms, b.lead, bridge=True, features=b.features)
+        return [first, second, *(m for m in matches if m is not a and m is not b)]
+
+
+# An API entry line of reference documentation: "re.IGNORECASE¶", "Path.rglob(pattern)¶",
+# "coroutine asyncio.sleep(delay, result=None)".
+_SIGNATURE = re.compile(r"^(?:(?:class|coroutine|exception|awaitable|async|classmethod|staticmethod|abstractmethod)\s+)?"
+                        r"([\w.]+(?:\([^)]*\))?)\s*¶?\s*$")
+
+
+def _sentences_with_leads(text: str) -> list[tuple[str, str]]:
+    """The passage's sentences, each with the API entry line it sits under (or "")."""
+    out: list[tuple[str, str]] = []
+    lead = ""
+    for line in text.split("\n"):
+        stripped = line.strip()
+        m = _SIGNATURE.match(stripped)
+        if m and ("." in m.group(1) or "(" in m.group(1) or stripped.endswith("¶")):
+            lead = m.group(1)
+            continue
+        for sentence in split_sentences(stripped):
+            out.append((sentence, lead))
+    return out
+
+
+class LearnedAnswerability(LexicalAnswerability):
+    """The same candidates and features, scored by a logistic model fitted on the labelled
+    development split (python -m eval.train_answerability): P(this sentence states the answer).
+    The weights file records what it was fitted on and its development figures."""
+
+    name = "learned"
+
+    def __init__(self, weights: dict, **kw):
+        super().__init__(**kw)
+        if tuple(weights["features"]) != FEATURES:
+            raise ValueError("answerability weights were fitted on other features; refit them")
+        self.bias = float(weights["bias"])
+        self.weights = tuple(float(w) for w in weights["weights"])
+
+    def sentence_score(self, features: tuple[float, ...]) -> float:
+        z = self.bias + sum(w * f for w, f in zip(self.weights, features))
+        return 1 / (1 + math.exp(-max(-30.0, min(30.0, z))))
+
+
+WEIGHTS_PATH = Path(__file__).with_name("answerability_weights.json")
+
+
+@lru_cache(maxsize=1)
+def fitted_weights() -> dict | None:
+    return json.loads(WEIGHTS_PATH.read_text(encoding="utf-8")) if WEIGHTS_PATH.is_file() else None
+
+
+def build_scorer(name: str, ranker: Reranker | None = None) -> LexicalAnswerability:
+    """"learned" when its weights ship with the code, else "lexical"."""
+    weights = fitted_weights() if name == "learned" else None
+    if weights is not None:
+        return LearnedAnswerability(weights, ranker=ranker)
+    return LexicalAnswerability(ranker=ranker)
+
+
+# Kinds whose type check is precise enough to hold a model's answer to it (values are parsed by a
+# measured parser; an attribute must be named): an answer that states none of the asked kind does
+# not answer, whatever its citations support.
+CHECKED_KINDS = frozenset({AskedKind.price, AskedKind.count, AskedKind.measure, AskedKind.percent, AskedKind.date,
+                           AskedKind.version, AskedKind.attribute})
+
+
+def answer_states_kind(question: QuestionAnalysis, sentences: list[str]) -> bool:
+    """Does a kept answer sentence state something of the asked kind? (True for unchecked kinds.)"""
+    if question.kind not in CHECKED_KINDS:
+        return True
+    return any(typed_match(question, s) for s in sentences)
+
+
+def about_other_member(question: QuestionAnalysis, sentence: str) -> bool:
+    """The sentence is about a sibling of the question's model anchor (the S2 for the S3)."""
+    return about_a_sibling(set(terms(sentence)), list(question.anchors))
 
 
 def _future_event(question: str, today: date) -> int | None:
@@ -226,4 +367,3 @@ def _future_event(question: str, today: date) -> int | None:
     return max(future) if future else None
 
 
-SCORERS: dict[str, AnswerabilityScorer] = {"lexical": LexicalAnswerability()}

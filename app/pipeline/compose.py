@@ -10,7 +10,7 @@ import re
 import secrets
 
 from app.language.question import analyse
-from app.pipeline.answerability import Answerability, LexicalAnswerability, SentenceMatch
+from app.pipeline.answerability import Answerability, LexicalAnswerability, SentenceMatch, build_scorer
 from app.pipeline.conflicts import preferred_value, values_in
 from app.pipeline.context import RunContext
 from app.pipeline.types import Conflict, Draft, Evidence
@@ -98,7 +98,7 @@ _ATTRIBUTION = "According to {domain} ({date}), "
 
 
 def compose_extractive(question: str, evidence: list[Evidence], conflicts: list[Conflict], ctx: RunContext,
-                       assessment: Answerability | None = None) -> Draft:
+                       assessment: Answerability | None = None, scorer: LexicalAnswerability | None = None) -> Draft:
     """Verbatim evidence sentences that answer the question that was asked, each with its span id.
 
     The sentences come ranked from the answerability component (relevance × question type: a
@@ -106,12 +106,12 @@ def compose_extractive(question: str, evidence: list[Evidence], conflicts: list[
     sentence); the composer declines when even the best one scores under policy.answerable_at."""
     analysis = analyse(question)
     if assessment is None:
-        assessment = LexicalAnswerability().assess(analysis, evidence, ctx.today)
+        assessment = (scorer or build_scorer(ctx.settings.answerability_scorer)).assess(analysis, evidence, ctx.today)
     floor = ctx.policy.answerable_at
     chosen: list[tuple[str, Evidence]] = []
     if conflicts and ctx.options.on_conflict in ("surface", "prefer"):
         chosen = _conflict_sentences(conflicts, assessment.best, ctx.options.on_conflict)
-    if not chosen and (not assessment.best or assessment.best[0].score < floor):
+    if not chosen and (not assessment.best or assessment.score < floor):
         return Draft(text=NO_ANSWER, composer="extractive", no_answer=True)
     limit = MAX_EXTRACTIVE_SENTENCES if not ctx.options.max_tokens else max(1, min(MAX_EXTRACTIVE_SENTENCES, ctx.options.max_tokens // 40))
     q = set(analysis.terms)
@@ -119,17 +119,18 @@ def compose_extractive(question: str, evidence: list[Evidence], conflicts: list[
     # The best sentence leads; a further one must be of the asked type and either add question terms
     # still missing (multi-hop: "made by Nimbus" + "Nimbus is based in Tampere") or score near the best.
     pool = [m for m in assessment.best if m.score >= floor * SECONDARY_SHARE]
+    lead_rank = pool[0].rank if pool else 0.0
     while pool and len(chosen) < limit:
         def gain(m: SentenceMatch) -> float:
-            return m.score + (0.5 * len((set(terms(m.sentence)) & q) - covered_terms) / max(1, len(q)) if covered_terms else 0.0)
-        best = max(pool, key=gain)
+            return m.rank + (0.5 * len((set(terms(m.sentence)) & q) - covered_terms) / max(1, len(q)) if covered_terms else 0.0)
+        best = pool[0] if not chosen else max(pool, key=gain)
         pool.remove(best)
         if any(best.sentence in s or s in best.sentence for s, _ in chosen):
             continue
         adds = (set(terms(best.sentence)) & q) - covered_terms
-        if chosen and not (best.typed and (adds or best.score >= 0.8 * assessment.best[0].score)):
+        if chosen and not (best.typed and (adds or best.rank >= 0.8 * lead_rank)):
             continue
-        chosen.append((best.sentence, best.evidence))
+        chosen.append((best.quoted, best.evidence))
         covered_terms |= set(terms(best.sentence)) & q
     if not chosen:
         return Draft(text=NO_ANSWER, composer="extractive", no_answer=True)

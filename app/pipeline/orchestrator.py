@@ -31,7 +31,7 @@ async def run_pipeline(turns: list[tuple[str, str]], ctx: RunContext, state: Ser
     result = PipelineResult(ctx=ctx, status=GroundingStatus.grounded, content="", composer="", route=decision, plan=the_plan)
     await _search_and_read(result, ctx, state)
     _select_evidence(result, ctx, state)
-    abstention = _gate(result, ctx) or _answerability(result, ctx)
+    abstention = _gate(result, ctx) or _answerability(result, ctx, state)
     if abstention is not None:
         return abstention
     return await _compose_cite_verify(result, turns, ctx, state)
@@ -97,10 +97,14 @@ def _gate(result: PipelineResult, ctx: RunContext) -> PipelineResult | None:
     return _abstain(result, verdict.reason, verdict.failed_checks)
 
 
-def _answerability(result: PipelineResult, ctx: RunContext) -> PipelineResult | None:
+def _answerability_scorer(ctx: RunContext, state: ServiceState) -> answerability.LexicalAnswerability:
+    return answerability.build_scorer(ctx.settings.answerability_scorer, ranker=state.sentence_ranker)
+
+
+def _answerability(result: PipelineResult, ctx: RunContext, state: ServiceState) -> PipelineResult | None:
     """Score whether the evidence holds an answer; near-irrelevant evidence costs no composition."""
     with ctx.stage("answerability"):
-        result.answerability = answerability.LexicalAnswerability().assess(
+        result.answerability = _answerability_scorer(ctx, state).assess(
             analyse(result.plan.question), result.evidence, ctx.today)
     if result.answerability.score < ctx.policy.skip_model_below:
         return _abstain(result, AbstentionReason.evidence_does_not_answer,
@@ -145,7 +149,7 @@ async def _compose_cite_verify(result: PipelineResult, turns: list[tuple[str, st
 
     with ctx.stage("verify"):
         if opts.verification != "off":
-            verify.score_claims(answer, evidence)
+            verify.score_claims(answer, evidence, analyse(question))
             doubtful = verify.unsettled(answer, settings.support_threshold)
             if doubtful and state.llm is not None:
                 await judge.judge_claims(doubtful, evidence, state.llm, settings.judge_model or settings.planner_model, ctx)
@@ -153,6 +157,10 @@ async def _compose_cite_verify(result: PipelineResult, turns: list[tuple[str, st
         answer = cite.render(answer, evidence)
     result.claims, result.dropped_claims, result.cited = answer.claims, answer.dropped_claims, answer.cited
     factual_kept = [c for c in answer.claims if c.factual]
+    asked = analyse(question)
+    if factual_kept and not answerability.answer_states_kind(asked, [c.text for c in factual_kept]):
+        # "What is the battery capacity?" answered with the display size: cited, supported, not an answer.
+        return _abstain(result, AbstentionReason.evidence_does_not_answer, [f"answer_states_asked_kind ({asked.kind.value})"])
     if opts.verification != "off" and (not factual_kept or (result.groundedness or 0) < settings.min_groundedness):
         return _abstain(result, AbstentionReason.unsupported_answer,
                         [f"groundedness>={settings.min_groundedness} (got {result.groundedness})"])
@@ -171,10 +179,12 @@ async def _compose(question: str, history: list[dict], evidence: list[Evidence],
         except UpstreamError as exc:
             log.warning("composer failed (%s); extractive fallback", exc.message)
             metrics.UPSTREAM_CALLS.labels(kind="llm", provider="openai", outcome="error").inc()
-            draft = compose.compose_extractive(question, evidence, result.conflicts, ctx, _assessed(result, evidence))
+            draft = compose.compose_extractive(question, evidence, result.conflicts, ctx, _assessed(result, evidence),
+                                               _answerability_scorer(ctx, state))
             draft.composer = "extractive:fallback"
             return draft
-    draft = compose.compose_extractive(question, evidence, result.conflicts, ctx, _assessed(result, evidence))
+    draft = compose.compose_extractive(question, evidence, result.conflicts, ctx, _assessed(result, evidence),
+                                       _answerability_scorer(ctx, state))
     if over is not None:
         # An answer from the evidence already gathered instead of a silent overrun.
         ctx.budget_hits.append(over)

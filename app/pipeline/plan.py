@@ -16,6 +16,7 @@ from app.errors import UpstreamError
 from app.pipeline.route import is_time_sensitive
 from app.pipeline.types import Plan
 from app.language.text import STOP_WORDS, YEAR as _YEAR, words
+from app.language.question import analyse
 from app.language.time import default_window
 
 log = logging.getLogger(__name__)
@@ -47,7 +48,7 @@ def _entity_phrases(text: str) -> list[str]:
 
 
 def default_freshness(question: str, fallback: int) -> int:
-    return default_window(question, fallback)
+    return default_window(analyse(question).time, fallback)
 
 
 def clean_queries(raw: list, *, cap: int, question: str, today: date, primary_domains: list[str]) -> list[str]:

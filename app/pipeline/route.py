@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from app.language.time import TimeClass, time_class
+from app.language.question import analyse
 from app.pipeline.types import Route
 
 _TRANSFORM = re.compile(
@@ -20,7 +20,7 @@ _ARITHMETIC = re.compile(r"^[\s\d+\-*/().^%=?x]+$|^\s*what\s+is\s+[\d\s+\-*/().^
 
 
 def is_time_sensitive(question: str) -> bool:
-    return time_class(question) is not TimeClass.stable
+    return analyse(question).time_sensitive
 
 
 def route_request(question: str, mode: str, *, given_text_chars: int, llm_available: bool) -> Route:

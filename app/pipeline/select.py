@@ -14,7 +14,11 @@ from app.language.text import terms, words
 from app.urls import domain_matches, host_of
 
 NEAR_DUP_THRESHOLD = 0.7  # Jaccard of 5-word shingles (see docs/ARCHITECTURE.md)
-MAX_PASSAGES_PER_DOC = 3
+MAX_PASSAGES_PER_DOC = 8  # a ceiling; packing is by the token budget, with a diversity discount
+SAME_DOC_DISCOUNT = 0.12  # each passage already taken from a page lowers that page's next one by this
+# A primary (vendor) domain is one source but may lend several pages: the answer to a how-to can sit
+# on another page of the same documentation. Independent-source counting still sees one domain.
+PRIMARY_DOCS_PER_DOMAIN = 3
 DOC_RANK_WEIGHT = 0.3
 DOC_TITLE_WEIGHT = 0.3
 
@@ -105,27 +109,33 @@ def select_evidence(docs: list[Document], question: str, freshness_days: int, ct
 
     # One document per registrable domain: the best passage, plus the search ranking's view of the
     # whole page (a page ranked first for the question is usually about it, not one that mentions it).
-    best_doc: dict[str, Document] = {}
-    best_score: dict[str, float] = {}
     q_set = set(q_terms)
     about = {d.url: len(q_set & set(terms(d.title))) / max(1, len(q_set)) for d in docs}
+    doc_score: dict[str, float] = {}
     for p in passages:
         # A page titled with what the question asks about is about it (a title-field boost).
-        doc_score = p.score + DOC_RANK_WEIGHT / (1 + p.doc.rank) + DOC_TITLE_WEIGHT * about[p.doc.url]
-        if doc_score > best_score.get(p.doc.domain, float("-inf")):
-            best_score[p.doc.domain], best_doc[p.doc.domain] = doc_score, p.doc
-    for d in docs:
-        if best_doc.get(d.domain) is not d:
-            decisions.append(SelectionDecision(d.url, "dropped", f"domain_quota:{d.domain}"))
+        score = p.score + DOC_RANK_WEIGHT / (1 + p.doc.rank) + DOC_TITLE_WEIGHT * about[p.doc.url]
+        doc_score[p.doc.url] = max(doc_score.get(p.doc.url, float("-inf")), score)
+    by_domain: dict[str, list[Document]] = {}
+    for d in sorted(docs, key=lambda d: -doc_score.get(d.url, float("-inf"))):
+        by_domain.setdefault(d.domain, []).append(d)
+    chosen_docs: set[str] = set()
+    for domain, ranked in by_domain.items():
+        quota = PRIMARY_DOCS_PER_DOMAIN if ranked[0].primary else 1
+        for i, d in enumerate(ranked):
+            if i < quota and d.url in doc_score:
+                chosen_docs.add(d.url)
+            else:
+                decisions.append(SelectionDecision(d.url, "dropped", f"domain_quota:{domain}"))
 
     evidence: list[Evidence] = []
     per_doc: dict[str, int] = {}
     used = 0
-    for p in sorted(passages, key=lambda p: -p.score):
-        if len(evidence) >= opts.max_evidence:
-            break
-        if best_doc.get(p.doc.domain) is not p.doc or p.score <= 0.05 or not set(p.terms) & set(q_terms):
-            continue
+    pool = [p for p in passages if p.doc.url in chosen_docs and p.score > 0.05 and set(p.terms) & q_set]
+    while pool and len(evidence) < opts.max_evidence:
+        # Greedy by score, discounted by what the page already lent: other pages get their turn.
+        p = max(pool, key=lambda p: p.score - SAME_DOC_DISCOUNT * per_doc.get(p.doc.url, 0))
+        pool.remove(p)
         if per_doc.get(p.doc.url, 0) >= per_doc_cap:
             continue
         text, planted = strip_instructions(p.text)

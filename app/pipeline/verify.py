@@ -10,6 +10,8 @@ import re
 
 from app import metrics
 from app.pipeline.types import CitedAnswer, Claim, Evidence
+from app.language.anchors import about_a_sibling
+from app.language.question import QuestionAnalysis
 from app.language.text import numbers, split_sentences, terms
 
 _ATTRIBUTION = re.compile(r"^according to [\w.-]+ \([\w-]+\),\s*", re.I)
@@ -39,12 +41,15 @@ def support_of(claim_text: str, spans: list[Evidence]) -> tuple[float, str]:
     return round(support, 3), quote[:500]
 
 
-def score_claims(answer: CitedAnswer, evidence: list[Evidence]) -> None:
-    """Lexical support and best quote for every factual, cited claim."""
+def score_claims(answer: CitedAnswer, evidence: list[Evidence], question: QuestionAnalysis | None = None) -> None:
+    """Lexical support and best quote for every factual, cited claim. A claim about a sibling of the
+    question's model anchor (the S2's speed for a question about the S3) supports nothing asked."""
     by_id = {e.span_id: e for e in evidence}
     for claim in answer.claims:
         if claim.factual and claim.span_ids:
             claim.support, claim.quote = support_of(claim.text, [by_id[s] for s in claim.span_ids if s in by_id])
+            if question is not None and about_a_sibling(set(terms(claim.text)), list(question.anchors)):
+                claim.support = 0.0
 
 
 def unsettled(answer: CitedAnswer, threshold: float, band: float = 0.3) -> list[Claim]:

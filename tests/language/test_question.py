@@ -10,6 +10,8 @@ from app.language.time import TimeClass, default_window, time_class
     ("How much does the Pro plan cost?", AskedKind.price),
     ("How much more powerful is the new engine than the old one?", AskedKind.measure),
     ("How much memory does the model need?", AskedKind.measure),
+    ("How much does it weigh?", AskedKind.measure),
+    ("How much is the Pro plan?", AskedKind.price),
     ("How many employees does Greywater have?", AskedKind.count),
     ("What is the top speed of the Vanta S3 scooter?", AskedKind.measure),
     ("How fast can the scooter go?", AskedKind.measure),
@@ -63,7 +65,12 @@ def test_time_class_is_one_definition(question, cls):
 
 
 def test_windows_follow_the_class():
-    assert default_window("What is the price of Bitcoin today?", 365) == 30
-    assert default_window("Any news on the merger?", 365) == 90
-    assert default_window("Who is the current CEO of Acme?", 365) == 365
-    assert default_window("What is a coroutine?", 365) == 3650
+    assert default_window(time_class("What is the price of Bitcoin today?"), 365) == 30
+    assert default_window(time_class("Any news on the merger?"), 365) == 90
+    assert default_window(time_class("Who is the current CEO of Acme?"), 365) == 365
+    assert default_window(time_class("What is a coroutine?"), 365) == 3650
+
+
+def test_a_recipe_is_not_time_sensitive():
+    assert not analyse("How do I get the current time in UTC as a timezone-aware datetime?").time_sensitive
+    assert analyse("Which Python version added the tomllib module?").kind is AskedKind.version

@@ -27,10 +27,14 @@ def register_reranker(name: str, factory: RerankerFactory) -> None:
 
 
 def build_reranker(settings: "Settings") -> Reranker | None:
-    if not settings.reranker:
+    return build_named_reranker(settings.reranker, settings)
+
+
+def build_named_reranker(name: str | None, settings: "Settings") -> Reranker | None:
+    if not name:
         return None
     from app.errors import GroundingError
 
-    if settings.reranker not in _REGISTRY:
-        raise GroundingError(f"unknown reranker {settings.reranker!r}; registered: {', '.join(sorted(_REGISTRY))}")
-    return _REGISTRY[settings.reranker](settings)
+    if name not in _REGISTRY:
+        raise GroundingError(f"unknown reranker {name!r}; registered: {', '.join(sorted(_REGISTRY))}")
+    return _REGISTRY[name](settings)
