@@ -91,7 +91,7 @@ class Settings(BaseSettings):
     deadline_ms: int = 20_000
     # --- decision thresholds (read through app/pipeline/policy.py; each is calibrated by the
     # command docs/EVALUATION.md names next to it)
-    support_threshold: float = 0.5  # lexical support floor for a cited sentence
+    support_threshold: float = 0.6  # support floor for a cited sentence (the lexical scorer's calibration)
     min_groundedness: float = 0.5  # share of supported claims under which the answer abstains
     # "learned": the logistic model fitted on the labelled dev split (app/pipeline/answerability_weights.json);
     # "lexical": the hand-set relevance × type score. Thresholds below are for the learned scorer.

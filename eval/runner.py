@@ -57,7 +57,7 @@ def request_body(case: Case, grounding: dict) -> dict:
 
 
 def run_mode(cases: list[Case], mode: str, *, keep_traces: bool = False, today: date | None = None,
-             keep_evidence: bool = False) -> ModeRun:
+             keep_evidence: bool = False, overrides: dict | None = None) -> ModeRun:
     """Start simulators + service for `mode`, run every case in order, return the scored results.
     Cases on the embedded docs corpus (`corpus: docs`) run against a second service with the
     default local search, as a new user gets it."""
@@ -75,8 +75,8 @@ def run_mode(cases: list[Case], mode: str, *, keep_traces: bool = False, today: 
         def client_for(case: Case) -> httpx.Client:
             kind = "corpus" if case.corpus else "web"
             if kind not in services:
-                settings = (corpus_settings(mode, llm) if kind == "corpus"
-                            else service_settings(mode, searxng, web, llm))
+                settings = {**(corpus_settings(mode, llm) if kind == "corpus"
+                               else service_settings(mode, searxng, web, llm)), **(overrides or {})}
                 svc = stack.enter_context(ServiceServer(**settings))
                 services[kind] = stack.enter_context(httpx.Client(base_url=svc.url, timeout=60))
             return services[kind]

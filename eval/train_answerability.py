@@ -35,7 +35,8 @@ def collect(paths: list[str], split: str, ranker=None) -> list[tuple[str, bool, 
     """Per case: (id, answerable with the gold in evidence, [(features, states the gold)])."""
     # The regression cases (eval/cases, no split) are development cases by definition.
     cases = [c for c in load_cases(paths) if c.split == split or (split == "dev" and not c.slice)]
-    run = run_mode(cases, "extractive", keep_evidence=True)
+    # The lexical scorer serves while collecting: the evidence must not depend on the weights being fitted.
+    run = run_mode(cases, "extractive", keep_evidence=True, overrides={"answerability_scorer": "lexical"})
     scorer = LexicalAnswerability(ranker=ranker)
     scorer.keep = 10**6
     out = []
@@ -101,6 +102,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--cases", nargs="+", default=["eval/labelled/questions", "eval/cases"])
     ap.add_argument("--out", default=str(WEIGHTS_PATH))
+    ap.add_argument("--save", help="also write the collected candidates here (JSON)")
+    ap.add_argument("--load", help="fit on candidates collected earlier instead of running the split")
     ap.add_argument("--similarity", default="", help="a sentence ranker for the similarity feature, e.g. wordllama")
     args = ap.parse_args()
     ranker = None
@@ -111,7 +114,12 @@ def main() -> None:
 
         load_builtin_providers()
         ranker = build_named_reranker(args.similarity, Settings())
-    cases = collect(args.cases, "dev", ranker)
+    if args.load:
+        cases = [(cid, ok, [(tuple(f), label) for f, label in rows]) for cid, ok, rows in json.load(open(args.load))]
+    else:
+        cases = collect(args.cases, "dev", ranker)
+    if args.save:
+        Path(args.save).write_text(json.dumps(cases), encoding="utf-8")
     samples = [row for _, _, rows in cases for row in rows]
     bias, weights = fit(samples)
     model = LearnedAnswerability({"features": FEATURES, "bias": bias, "weights": weights})

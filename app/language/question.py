@@ -77,6 +77,9 @@ _DEFINITION = re.compile(r"^\s*(?:what|who)\s+(?:is|are|was|were|does|do)\s+(?:a
                          r"(?:\s+(?:do|does|mean|for|used for))?\s*\??\s*$|^\s*(?:define|explain)\s+(.+?)\s*\??\s*$", re.I)
 _ATTRIBUTE = re.compile(r"^\s*(?:what|which)(?:'s| is| was| are| were)\s+(?:the|its|their|his|her)\s+(?:current\s+|new\s+|latest\s+|"
                         r"top\s+|total\s+|official\s+|main\s+)?([\w -]+?)\s+(?:of|on|for|in|at|from|behind)\s+\S", re.I)
+_ABOUT = re.compile(r"\b(?:say|says|said|report|reports|write|writes|mention|mentions|tell us|know)\s+about\b", re.I)
+# A follow-up that is only a possessive noun phrase asks for that attribute: "And its battery capacity?"
+_FOLLOW_ATTRIBUTE = re.compile(r"^\s*(?:and|what about|how about)\s+(?:its|their|his|her|the)\s+([\w -]+?)\s*\??\s*(?:\(|$)", re.I)
 _HOW_MANY = re.compile(r"\bhow many\s+([\w-]+)|\bnumber of\s+([\w-]+)", re.I)
 # The measured dimension, when named ("what is the top speed"); "how long" names none.
 _MEASURE_WORD = re.compile(r"\bwhat(?:'s| is| was| are| were) (?:the|its|their) (?:top )?(\w+(?: life)?)", re.I)
@@ -105,12 +108,14 @@ class QuestionAnalysis:
 def asked_kind(question: str) -> AskedKind:
     if _YES_NO.match(question):
         return AskedKind.yes_no
+    if _ABOUT.search(question):
+        return AskedKind.other  # "What does the article say about X?": an open question about a topic
     if _COMPARATIVE.search(question) or _MASS.search(question) or _HOW_MUCH_MEASURE.search(question):
         return AskedKind.measure
     for kind, rx in _ORDER:
         if rx.search(question):
             return kind
-    if _ATTRIBUTE.match(question):
+    if _ATTRIBUTE.match(question) or _FOLLOW_ATTRIBUTE.match(question):
         return AskedKind.attribute
     if _DEFINITION.match(question):
         return AskedKind.definition
@@ -145,7 +150,7 @@ def _focus(question: str, kind: AskedKind) -> tuple[str, ...]:
         if m:
             return tuple(terms(m.group(1) or m.group(2)))
     if kind is AskedKind.attribute:
-        m = _ATTRIBUTE.match(question)
+        m = _ATTRIBUTE.match(question) or _FOLLOW_ATTRIBUTE.match(question)
         if m:
             return tuple(terms(m.group(1)))
     if kind is AskedKind.measure:

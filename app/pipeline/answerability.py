@@ -139,12 +139,20 @@ def quotable(sentence: str) -> bool:
 # What the learned scorer weighs, per candidate sentence (see LearnedAnswerability).
 FEATURES = ("relevance", "sentence_coverage", "context_coverage", "typed", "anchors_ok", "first_sentences",
             "passage_score", "has_number", "has_lead", "length", "typed_value_question", "typed_how_to",
-            "question_terms", "lexical_score", "novel", "relevance_ratio", "similarity")
+            "question_terms", "lexical_score", "novel", "subject_in_lead", "subject_in_title", "first_after_lead",
+            "tracker_entry", "relevance_ratio", "similarity")
 
 
 LEXICAL = FEATURES.index("lexical_score")
 _CAPITALISED = re.compile(r"\b[A-Z][\w'’-]+")
 _DIGITS = re.compile(r"\d[\d,.]*")
+
+
+_TRACKER = re.compile(r"^(?:gh|bpo|issue|pr)-?\s?#?\d+\s*:", re.I)  # an issue-tracker line of a changelog
+
+
+def _share(wanted: set[str], have: set[str]) -> float:
+    return sum(covered(t, have) for t in wanted) / len(wanted) if wanted else 0.0
 
 
 def _novelty(question: QuestionAnalysis, sentence: str) -> float:
@@ -179,7 +187,7 @@ class LexicalAnswerability:
         q = set(question.terms)
         if not q:
             return Answerability(0.0, ["question_without_terms"])
-        rows: list[tuple[Evidence, int, str, set[str], set[str], bool, str]] = []
+        rows: list[tuple] = []
         df: Counter = Counter()
         for ev in evidence:
             if ev.kind != "prose":
@@ -189,13 +197,14 @@ class LexicalAnswerability:
             if about_a_sibling(passage, list(question.anchors)):
                 continue  # "The T9 weighs 895 g" does not answer for the T7
             anchors_ok = all(covered(a, passage) for a in question.anchors)
-            for pos, (sentence, lead) in enumerate(_sentences_with_leads(ev.text)):
+            title_terms = set(terms(ev.title))
+            for pos, (sentence, lead, since) in enumerate(_sentences_with_leads(ev.text)):
                 if not quotable(sentence):
                     continue
                 st = set(terms(f"{lead} {sentence}"))
                 if about_a_sibling(st, list(question.anchors)):
                     continue  # a sentence about the S2 inside a page about the S3
-                rows.append((ev, pos, sentence, st, context, anchors_ok, lead))
+                rows.append((ev, pos, sentence, st, context, anchors_ok, lead, since, title_terms))
                 df.update(st & q)
         if not rows:
             return Answerability(0.0, ["no_quotable_sentence"])
@@ -205,7 +214,8 @@ class LexicalAnswerability:
         matches: list[SentenceMatch] = []
         asks_value = float(question.asks_value)
         how_to = float(question.kind is AskedKind.how_to)
-        for ev, pos, sentence, st, context, anchors_ok, lead in rows:
+        subject = set(question.subject or question.anchors)
+        for ev, pos, sentence, st, context, anchors_ok, lead, since, title_terms in rows:
             in_sentence = sum(idf[t] for t in q if covered(t, st))
             in_context = sum(idf[t] for t in q if not covered(t, st) and covered(t, context))
             found = in_sentence + self.context_weight * in_context
@@ -223,7 +233,9 @@ class LexicalAnswerability:
             features = (relevance, in_sentence / total, in_context / total, float(typed), float(anchors_ok), 1 / (1 + pos),
                         min(2.0, max(0.0, ev.score)) / 2, float(any(c.isdigit() for c in sentence)), float(bool(lead)),
                         min(1.0, len(sentence) / 300), float(typed) * asks_value, float(typed) * how_to,
-                        min(1.0, len(q) / 10), max(0.0, score), _novelty(question, sentence), 0.0, 0.0)
+                        min(1.0, len(q) / 10), max(0.0, score), _novelty(question, sentence),
+                        _share(subject, set(terms(lead))) if lead else 0.0, _share(subject, title_terms),
+                        float(bool(lead) and since == 0), float(bool(_TRACKER.match(sentence))), 0.0, 0.0)
             matches.append(SentenceMatch(ev, sentence, pos, round(relevance, 3), typed, 0.0, held, frozenset(st), lead,
                                          features=features))
         if not matches:
@@ -269,8 +281,11 @@ class LexicalAnswerability:
                     continue
                 union = sum(idf[t] for t in a.found | b.found) / total
                 lead_f = a.features if a.score >= b.score else b.features
-                joined = (union, *lead_f[1:3], float(a.typed or b.typed), *lead_f[4:13],
-                          union * (1.0 if (a.typed or b.typed) else self.untyped_weight), *lead_f[14:])
+                joined = list(lead_f)
+                joined[0] = union
+                joined[FEATURES.index("typed")] = float(a.typed or b.typed)
+                joined[LEXICAL] = union * (1.0 if (a.typed or b.typed) else self.untyped_weight)
+                joined = tuple(joined)
                 score = self.sentence_score(joined) * 0.95
                 if score > best_score:
                     best_pair, best_score = (a, b), score
@@ -290,18 +305,20 @@ _SIGNATURE = re.compile(r"^(?:(?:class|coroutine|exception|awaitable|async|class
                         r"([\w.]+(?:\([^)]*\))?)\s*¶?\s*$")
 
 
-def _sentences_with_leads(text: str) -> list[tuple[str, str]]:
-    """The passage's sentences, each with the API entry line it sits under (or "")."""
-    out: list[tuple[str, str]] = []
-    lead = ""
+def _sentences_with_leads(text: str) -> list[tuple[str, str, int]]:
+    """The passage's sentences, each with the API entry line it sits under (or "") and how many
+    sentences of that entry precede it (0: the entry's defining sentence)."""
+    out: list[tuple[str, str, int]] = []
+    lead, since = "", 0
     for line in text.split("\n"):
         stripped = line.strip()
         m = _SIGNATURE.match(stripped)
         if m and ("." in m.group(1) or "(" in m.group(1) or stripped.endswith("¶")):
-            lead = m.group(1)
+            lead, since = m.group(1), 0
             continue
         for sentence in split_sentences(stripped):
-            out.append((sentence, lead))
+            out.append((sentence, lead, since))
+            since += 1
     return out
 
 

@@ -150,7 +150,7 @@ async def _compose_cite_verify(result: PipelineResult, turns: list[tuple[str, st
     with ctx.stage("verify"):
         if opts.verification != "off":
             verify.score_claims(answer, evidence, analyse(question))
-            doubtful = verify.unsettled(answer, settings.support_threshold)
+            doubtful = verify.unsettled(answer)
             if doubtful and state.llm is not None:
                 await judge.judge_claims(doubtful, evidence, state.llm, settings.judge_model or settings.planner_model, ctx)
         result.groundedness = verify.apply_verdicts(answer, mode=opts.verification, threshold=settings.support_threshold)

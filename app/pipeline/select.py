@@ -159,6 +159,7 @@ def select_evidence(docs: list[Document], question: str, freshness_days: int, ct
             also_reported_by=also.get(p.doc.url, []), section=p.heading, kind=p.kind, via=p.doc.via,
             modified_at=p.doc.dates.modified,
         ))
+    evidence.sort(key=lambda e: -e.score)  # best first, whatever order the same-page discount took them in
     for i, ev in enumerate(evidence, 1):
         ev.span_id = f"S{i}"
     for url in {e.url for e in evidence}:

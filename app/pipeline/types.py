@@ -247,6 +247,7 @@ class Claim:
     start: int = 0  # offsets in the final content
     end: int = 0
     judged: bool | None = None  # the LLM judge's verdict when it was asked, else None
+    decisive: bool = True  # the lexical scorer settled it; False sends it to the judge
 
 
 @dataclass(slots=True)

@@ -1,44 +1,40 @@
 """Verify: each cited sentence against its cited spans.
 
-Coverage (a factual sentence without a citation is unsupported) and a lexical-support floor: the
-share of the sentence's content terms found in the cited spans, with every number in the sentence
-required to appear there verbatim. The best-matching span sentence is kept as the claim's quote.
+Coverage (a factual sentence without a citation is unsupported) and the lexical support scorer
+(app/language/support.py: overlap in the best window; negated, reversed or number-changed claims
+never supported). Verdicts it cannot settle go to the LLM judge when a model is configured.
 """
 from __future__ import annotations
 
-import re
+import logging
 
 from app import metrics
 from app.pipeline.types import CitedAnswer, Claim, Evidence
 from app.language.anchors import about_a_sibling
 from app.language.question import QuestionAnalysis
-from app.language.text import numbers, split_sentences, terms
+from app.language.support import LexicalSupport, SupportScore
+from app.language.text import terms
 
-_ATTRIBUTION = re.compile(r"^according to [\w.-]+ \([\w-]+\),\s*", re.I)
+
+
+log = logging.getLogger(__name__)
+_SCORER = LexicalSupport()
 
 
 def support_of(claim_text: str, spans: list[Evidence]) -> tuple[float, str]:
     """(support in 0..1, best quote) of a sentence against the spans it cites."""
-    text = _ATTRIBUTION.sub("", claim_text)
-    c_terms = set(terms(text))
-    if not spans or not c_terms:
-        return 0.0, ""
-    span_terms: set[str] = set()
-    span_numbers: set[str] = set()
-    best, quote = -1.0, ""
-    for ev in spans:
-        span_terms |= set(terms(ev.text))
-        span_numbers |= numbers(ev.text)
-        for sentence in split_sentences(ev.text):
-            overlap = len(c_terms & set(terms(sentence))) / len(c_terms)
-            if overlap > best:
-                best, quote = overlap, sentence
-    support = len(c_terms & span_terms) / len(c_terms)
-    missing_numbers = numbers(text) - span_numbers
-    if missing_numbers:
-        # A number the spans do not contain is the classic hallucination: never supported.
-        support = min(support, 0.49) * (1 - len(missing_numbers) / (len(numbers(text)) + 1))
-    return round(support, 3), quote[:500]
+    verdict = support_verdict(claim_text, spans)
+    return verdict.score, verdict.quote
+
+
+def support_verdict(claim_text: str, spans: list[Evidence]) -> SupportScore:
+    """The lexical support scorer's verdict (app/language/support.py): term overlap in the best
+    window, negation and antonyms respected, every number present; `decisive` when no judge is needed."""
+    try:
+        return _SCORER.score(claim_text, [ev.text for ev in spans])
+    except Exception:  # a scorer fault degrades one verdict (to the judge, else unsupported), never the request
+        log.exception("support scorer failed")
+        return SupportScore(0.0, False, "", ["scorer_error"])
 
 
 def score_claims(answer: CitedAnswer, evidence: list[Evidence], question: QuestionAnalysis | None = None) -> None:
@@ -47,15 +43,15 @@ def score_claims(answer: CitedAnswer, evidence: list[Evidence], question: Questi
     by_id = {e.span_id: e for e in evidence}
     for claim in answer.claims:
         if claim.factual and claim.span_ids:
-            claim.support, claim.quote = support_of(claim.text, [by_id[s] for s in claim.span_ids if s in by_id])
+            verdict = support_verdict(claim.text, [by_id[s] for s in claim.span_ids if s in by_id])
+            claim.support, claim.quote, claim.decisive = verdict.score, verdict.quote[:500], verdict.decisive
             if question is not None and about_a_sibling(set(terms(claim.text)), list(question.anchors)):
                 claim.support = 0.0
 
 
-def unsettled(answer: CitedAnswer, threshold: float, band: float = 0.3) -> list[Claim]:
-    """Claims the cheap check cannot settle: cited, with support near the floor either way
-    (a paraphrase scores low, a same-words-different-meaning sentence scores high)."""
-    return [c for c in answer.claims if c.factual and c.span_ids and threshold - band <= c.support < threshold + band]
+def unsettled(answer: CitedAnswer) -> list[Claim]:
+    """Claims the lexical scorer cannot settle either way (a paraphrase, a near-miss): the judge's."""
+    return [c for c in answer.claims if c.factual and c.span_ids and not c.decisive]
 
 
 def apply_verdicts(answer: CitedAnswer, *, mode: str, threshold: float) -> float | None:

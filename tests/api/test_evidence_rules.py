@@ -125,16 +125,31 @@ def test_planted_instruction_never_reaches_the_answer(searxng, web, llm, service
     assert "Ignore previous instructions" not in compose_prompt["messages"][-1]["content"]
 
 
-def test_unanswerable_question_abstains_without_a_composition_call(searxng, web, llm, service_factory):
+def test_off_topic_evidence_abstains_without_a_composition_call(searxng, web, llm, service_factory):
+    """Evidence that shares nothing with the question scores under policy.skip_model_below: no model call."""
     site = web.site("news-a.test")
     u = site.add_article("/orbit", "Orbit ships 4.2", STORY, published=TODAY)
     searxng.set_default([searx_result(u, "Orbit", "Orbit Analytics")])
     llm.default = planner_or("should never be asked to compose")
     svc = _svc(searxng, web, service_factory, **llm.settings_overrides())
-    body = _ask(svc, "What is the battery life of the Orbit Analytics Zeta 9 laptop?", min_sources=1)
+    body = _ask(svc, "Who won the 1998 chess olympiad in Elista?", min_sources=1)
     g = body["grounding"]
     assert g["status"] == "abstained" and g["abstention"]["reason"] == "evidence_does_not_answer"
     assert all("You plan web searches" in b["messages"][0]["content"] for b in llm.bodies())
+
+
+def test_an_answer_that_states_no_value_of_the_asked_kind_abstains(searxng, web, llm, service_factory):
+    """Same entity, unstated attribute: the model answers anyway with a cited, supported sentence, and
+    the code disposes — an answer to "what is the battery life" must name the battery life."""
+    site = web.site("news-a.test")
+    u = site.add_article("/orbit", "Orbit ships 4.2", STORY, published=TODAY)
+    searxng.set_default([searx_result(u, "Orbit", "Orbit Analytics")])
+    llm.default = planner_or("Orbit Analytics released version 4.2 of its data platform on Tuesday [S1].")
+    svc = _svc(searxng, web, service_factory, **llm.settings_overrides())
+    body = _ask(svc, "What is the battery life of the Orbit Analytics platform?", min_sources=1)
+    g = body["grounding"]
+    assert g["status"] == "abstained" and g["abstention"]["reason"] == "evidence_does_not_answer"
+    assert g["abstention"]["failed_checks"] == ["answer_states_asked_kind (measure)"]
 
 
 def test_primary_snippet_with_the_value_skips_the_fetch(searxng, web, service_factory):

@@ -28,6 +28,8 @@ from app.language.time import TimeClass, default_window, time_class
     ("What does functools.cache do?", AskedKind.definition),
     ("What is a coroutine?", AskedKind.definition),
     ("What is the wingspan of the Corvid 9 glider?", AskedKind.attribute),
+    ("And its battery capacity? (Zephyr X2)", AskedKind.attribute),
+    ("What does the article say about Stadia pricing?", AskedKind.other),
     ("What is the current interest rate on the Northbank Easy Saver account?", AskedKind.attribute),
     ("Why did the merger collapse?", AskedKind.reason),
     ("Did the senator vote for the bill?", AskedKind.yes_no),

@@ -39,3 +39,18 @@ def test_off_skips_verification():
     answer = parse_draft("The moon is made of green cheese [S2].", EV)
     assert verify_claims(answer, EV, mode="off", threshold=0.5) is None
     assert len(answer.claims) == 1
+
+
+def test_a_negated_claim_is_never_supported():
+    ev = [make_evidence("S1", "The Zephyr X2 does not support wireless charging, the company confirmed.",
+                        url="https://a.example/p")]
+    support, _ = support_of("The Zephyr X2 supports wireless charging.", ev)
+    assert support < 0.6
+    support, _ = support_of("The Zephyr X2 does not support wireless charging.", ev)
+    assert support >= 0.6
+
+
+def test_a_reversed_claim_is_never_supported():
+    ev = [make_evidence("S1", "Shares of Acme fell 12% on Tuesday after the earnings report.", url="https://a.example/p")]
+    support, _ = support_of("Shares of Acme rose 12% on Tuesday after the earnings report.", ev)
+    assert support < 0.6
