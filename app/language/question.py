@@ -59,7 +59,8 @@ _ORDER: list[tuple[AskedKind, re.Pattern]] = [
                                    r"resolution|storage|memory|power|mileage|duration|horsepower|battery life|depth|area)\b",
                                    re.I)),
     (AskedKind.price, re.compile(r"\bhow much\b|\bhow expensive\b|\b(?:price|pricing|cost|costs|fee|fees|fare|salary|budget|"
-                                 r"valuation|worth|paid|pay|spend|spent|charge|fine[ds]?)\b", re.I)),
+                                 r"valuation|paid|pay|spend|spent|charge|fine[ds]?)\b|\b(?:net worth|is worth|was worth|are worth|were worth|be worth)\b",
+                                 re.I)),
     (AskedKind.version, re.compile(r"\b(?:which|what)(?: [\w.]+)? (?:version|release)\b|\bversion (?:number|of)\b|\blatest (?:[\w.]+ ){0,3}(?:version|release)\b", re.I)),
     (AskedKind.date, re.compile(r"^\s*when\b|\bwhen (?:did|was|were|is|will|does|do)\b|\b(?:what|which) (?:year|date|day|month)\b|"
                                 r"\bon what (?:day|date)\b|\bsince when\b|\brelease date\b", re.I)),
@@ -80,7 +81,8 @@ _ATTRIBUTE = re.compile(r"^\s*(?:what|which)(?:'s| is| was| are| were)\s+(?:the|
 _ABOUT = re.compile(r"\b(?:say|says|said|report|reports|write|writes|mention|mentions|tell us|know)\s+about\b", re.I)
 # A follow-up that is only a possessive noun phrase asks for that attribute: "And its battery capacity?"
 _FOLLOW_ATTRIBUTE = re.compile(r"^\s*(?:and|what about|how about)\s+(?:its|their|his|her|the)\s+([\w -]+?)\s*\??\s*(?:\(|$)", re.I)
-_HOW_MANY = re.compile(r"\bhow many\s+([\w-]+)|\bnumber of\s+([\w-]+)", re.I)
+# The counted noun phrase, up to three words ("how many Indiana school systems").
+_HOW_MANY = re.compile(r"\bhow many\s+((?:[\w-]+\s+){0,2}[\w-]+)|\bnumber of\s+((?:[\w-]+\s+){0,2}[\w-]+)", re.I)
 # The measured dimension, when named ("what is the top speed"); "how long" names none.
 _MEASURE_WORD = re.compile(r"\bwhat(?:'s| is| was| are| were) (?:the|its|their) (?:top )?(\w+(?: life)?)", re.I)
 _NUMBER_ANCHOR = re.compile(r"\b\d+(?:\.\d+)+\b")
@@ -148,7 +150,12 @@ def _focus(question: str, kind: AskedKind) -> tuple[str, ...]:
     if kind is AskedKind.count:
         m = _HOW_MANY.search(question)
         if m:
-            return tuple(terms(m.group(1) or m.group(2)))
+            phrase = []
+            for word in (m.group(1) or m.group(2)).split():
+                if word.lower() in STOP_WORDS:
+                    break  # the noun phrase ends at the verb: "how many employees | does Greywater have"
+                phrase.append(word)
+            return tuple(terms(" ".join(phrase)))
     if kind is AskedKind.attribute:
         m = _ATTRIBUTE.match(question) or _FOLLOW_ATTRIBUTE.match(question)
         if m:

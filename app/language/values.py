@@ -244,7 +244,7 @@ _CUR_WORDS = {
 _CUR_NEEDS_SCALE = {"won", "real", "rand"}
 _CUR_WORD_ALT = "|".join(sorted((re.escape(w) for w in _CUR_WORDS), key=len, reverse=True))
 _CUR_SUFFIX = re.compile(
-    rf"[\s-]?(?:(?P<w>(?:{_CUR_WORD_ALT})(?:s|es)?)\b|(?P<iso>{'|'.join(_ISO)})\b|(?P<sym>[€£]))"
+    rf"[\s-]?(?:(?P<w>(?:{_CUR_WORD_ALT})(?:s|es)?)\b|(?P<iso>{'|'.join(_ISO)})\b|(?P<sym>[€£¥₹₩₽₺₪₱₦₫฿]))"
     r"|(?P<pounds>[\s-]?(?:British\s+)?pounds?(?:\s+sterling)?\b)", re.I)
 
 # ---------------------------------------------------------------------------------------------
@@ -402,6 +402,8 @@ _TRAP_EXCEPT = frozenset({"mid", "pre", "post", "late", "early", "top", "over", 
 # What may stand right before a number's first digit, read backwards from it.
 _MONTH_TAILS = frozenset("nbhlyegtprvc.,f")  # last characters of "Jan", "March", "Sept.", "May," "of"
 _CUR_SYMBOLS = frozenset("$€£¥₹₩₽₺₪₱₦₫฿")
+_CUR_SYM_ISO = {"€": "EUR", "£": "GBP", "¥": "JPY", "₹": "INR", "₩": "KRW", "₽": "RUB", "₺": "TRY", "₪": "ILS",
+                "₱": "PHP", "₦": "NGN", "₫": "VND", "฿": "THB"}
 _CUR_TAILS = frozenset("$.ABCDEFGHIJKLMNOPQRSTUVWXYZs¥")  # "US $ 5", "Rs. 5", "CHF 45", "Rs 200"
 _LB_MONTH = re.compile(rf"(?<![A-Za-z]){_MON}\.?,?\s+(?:of\s+)?$")
 _LB_VERSION = re.compile(r"(?<![\w.])[Vv]ersion\s+$")
@@ -551,7 +553,7 @@ def _classify(text: str, start: int, end: int, amount: float, cur: str | None, s
             iso = m["iso"].upper()
             iso = "CNY" if iso == "RMB" else iso
         else:
-            iso = "EUR" if m["sym"] == "€" else "GBP"
+            iso = _CUR_SYM_ISO.get(m["sym"], "GBP")  # a symbol after the amount: "25 €", "60,000₩"
         if iso:
             if iso.endswith("/100"):
                 iso, amount = iso[:3], amount / 100

@@ -32,7 +32,7 @@ _VALUE_KINDS: dict[AskedKind, tuple[str, ...]] = {
     AskedKind.count: ("count", "number"),
     AskedKind.measure: ("measure", "percent", "price", "count", "number"),
     AskedKind.percent: ("percent",),
-    AskedKind.date: ("date", "year"),
+    AskedKind.date: ("date", "year", "version"),  # "When were dataclasses added?" — "New in version 3.7."
     AskedKind.version: ("version",),
 }
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z'’.-]+(?:\s+(?:[A-Z]\.\s*)?[A-Z][a-z'’-]+)+")
@@ -115,8 +115,8 @@ def typed_match(question: QuestionAnalysis, sentence: str) -> bool:
     if kind is AskedKind.reason:
         return bool(_BECAUSE.search(sentence))
     if kind is AskedKind.attribute:
-        st = set(terms(sentence))
-        return all(covered(f, st) for f in question.focus)
+        # The attribute's head noun ("timeout" of "default timeout") names it; an answer may drop the rest.
+        return bool(question.focus) and covered(question.focus[-1], set(terms(sentence)))
     return True  # yes/no and open questions: relevance decides
 
 
