@@ -78,6 +78,7 @@ _DEFINITION = re.compile(r"^\s*(?:what|who)\s+(?:is|are|was|were|does|do)\s+(?:a
                          r"(?:\s+(?:do|does|mean|for|used for))?\s*\??\s*$|^\s*(?:define|explain)\s+(.+?)\s*\??\s*$", re.I)
 _ATTRIBUTE = re.compile(r"^\s*(?:what|which)(?:'s| is| was| are| were)\s+(?:the|its|their|his|her)\s+(?:current\s+|new\s+|latest\s+|"
                         r"top\s+|total\s+|official\s+|main\s+)?([\w -]+?)\s+(?:of|on|for|in|at|from|behind)\s+\S", re.I)
+_COMPOUND = re.compile(r",?\s+and\s+(?:who|what|when|where|which|how|why)\b", re.I)
 _ABOUT = re.compile(r"\b(?:say|says|said|report|reports|write|writes|mention|mentions|tell us|know)\s+about\b", re.I)
 # A follow-up that is only a possessive noun phrase asks for that attribute: "And its battery capacity?"
 _FOLLOW_ATTRIBUTE = re.compile(r"^\s*(?:and|what about|how about)\s+(?:its|their|his|her|the)\s+([\w -]+?)\s*\??\s*(?:\(|$)", re.I)
@@ -97,6 +98,7 @@ class QuestionAnalysis:
     subject: tuple[str, ...]  # the defined term of "What is X?" / the object of "How do I X?"
     focus: tuple[str, ...]  # the counted noun or measured dimension ("employees", "speed")
     time: TimeClass
+    compound: bool = False  # two questions in one: "What language is it written in, and who maintains it?"
 
     @property
     def asks_value(self) -> bool:
@@ -173,4 +175,5 @@ def analyse(question: str) -> QuestionAnalysis:
     # "How do I get the current time in UTC?" asks for a recipe, which does not age like a fact.
     time = TimeClass.stable if kind is AskedKind.how_to else time_class(question)
     return QuestionAnalysis(text=question, kind=kind, terms=tuple(terms(question)), anchors=tuple(anchors_of(question)),
-                            subject=_subject(question, kind), focus=_focus(question, kind), time=time)
+                            subject=_subject(question, kind), focus=_focus(question, kind), time=time,
+                            compound=bool(_COMPOUND.search(question)))

@@ -48,7 +48,7 @@ _CODE = re.compile(r"\w\(|\w=\w|--?[a-z][\w-]+|`[^`]+`|\b\w+\.\w+\b|^\s*(?:use|c
 _DEFINES = re.compile(r"\b(?:is|are|was|were|returns?|provides?|represents?|means?|refers? to|creates?|allows?|lets?|"
                       r"makes?|describes?|contains?|holds?|runs?|converts?|acts? as|stands? for)\b", re.I)
 _BECAUSE = re.compile(r"\b(?:because|due to|as a result|since|so that|in order to|caused by|led to|blamed|after|amid|"
-                      r"following|thanks to|reason)\b", re.I)
+                      r"following|thanks to|reason|citing|cited|owing to|on account of|in response to)\b", re.I)
 _PAST_TENSE = re.compile(r"\b(won|did|was|were|happened|took place|released|launched|ended|finished|scored|"
                          r"elected|announced|reported|had)\b", re.I)
 

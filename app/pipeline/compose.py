@@ -118,7 +118,9 @@ def compose_extractive(question: str, evidence: list[Evidence], conflicts: list[
     covered_terms: set[str] = set()
     # The best sentence leads; a further one must be of the asked type and either add question terms
     # still missing (multi-hop: "made by Nimbus" + "Nimbus is based in Tampere") or score near the best.
-    pool = [m for m in assessment.best if m.score >= floor * SECONDARY_SHARE]
+    # A compound question needs a sentence per part: one that adds the other part's terms may score lower.
+    share = SECONDARY_SHARE * (0.5 if analysis.compound else 1.0)
+    pool = [m for m in assessment.best if m.score >= floor * share]
     lead_rank = pool[0].rank if pool else 0.0
     while pool and len(chosen) < limit:
         def gain(m: SentenceMatch) -> float:
@@ -129,6 +131,8 @@ def compose_extractive(question: str, evidence: list[Evidence], conflicts: list[
             continue
         adds = (set(terms(best.sentence)) & q) - covered_terms
         if chosen and not (best.typed and (adds or best.rank >= 0.8 * lead_rank)):
+            continue
+        if chosen and best.score < floor * SECONDARY_SHARE and not adds:
             continue
         chosen.append((best.quoted, best.evidence))
         covered_terms |= set(terms(best.sentence)) & q
@@ -142,7 +146,7 @@ def compose_extractive(question: str, evidence: list[Evidence], conflicts: list[
     return Draft(text=text, composer="extractive")
 
 
-SECONDARY_SHARE = 0.6  # a sentence after the first must score at least this share of answerable_at
+SECONDARY_SHARE = 0.5  # a sentence after the first must score at least this share of answerable_at
 
 
 def _conflict_sentences(conflicts: list[Conflict], candidates: list[SentenceMatch], policy: str) -> list[tuple[str, Evidence]]:

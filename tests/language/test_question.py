@@ -76,3 +76,8 @@ def test_windows_follow_the_class():
 def test_a_recipe_is_not_time_sensitive():
     assert not analyse("How do I get the current time in UTC as a timezone-aware datetime?").time_sensitive
     assert analyse("Which Python version added the tomllib module?").kind is AskedKind.version
+
+
+def test_compound_questions_are_seen():
+    assert analyse("What language is the Zephyr DB query planner written in, and who maintains Zephyr DB?").compound
+    assert not analyse("Who makes the Zephyr X2 and the Zephyr X3?").compound
