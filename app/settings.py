@@ -99,8 +99,8 @@ class Settings(BaseSettings):
     # A sentence-similarity provider feeding the "similarity" feature ("" = none; "wordllama" needs the
     # `semantic` extra and weights fitted with it: python -m eval.train_answerability --similarity wordllama).
     sentence_ranker: str = ""
-    answerable_at: float = 0.21  # extractive composer: least P(answer) of the sentence it leads with
-    skip_model_below: float = 0.01  # no composing call when the best sentence scores below this (cost)
+    answerable_at: float = 0.24  # extractive composer: least P(answer) of the sentence it leads with
+    skip_model_below: float = 0.02  # no composing call when the best sentence scores below this (cost)
 
     # --- pricing: USD per 1M tokens (input, output) by model; USD per call by search provider
     llm_prices: dict[str, tuple[float, float]] = Field(default_factory=lambda: {

@@ -144,6 +144,7 @@ FEATURES = ("relevance", "sentence_coverage", "context_coverage", "typed", "anch
 
 
 LEXICAL = FEATURES.index("lexical_score")
+_ANCHORS = FEATURES.index("anchors_ok")
 _CAPITALISED = re.compile(r"\b[A-Z][\w'’-]+")
 _DIGITS = re.compile(r"\d[\d,.]*")
 
@@ -282,7 +283,10 @@ class LexicalAnswerability:
                 union = sum(idf[t] for t in a.found | b.found) / total
                 lead_f = a.features if a.score >= b.score else b.features
                 joined = list(lead_f)
-                joined[0] = union
+                joined[0] = joined[FEATURES.index("sentence_coverage")] = union
+                joined[FEATURES.index("relevance_ratio")] = 1.0
+                # Together they hold the anchors one of them may lack ("Zephyr X2" + "Tampere").
+                joined[FEATURES.index("anchors_ok")] = max(a.features[_ANCHORS], b.features[_ANCHORS])
                 joined[FEATURES.index("typed")] = float(a.typed or b.typed)
                 joined[LEXICAL] = union * (1.0 if (a.typed or b.typed) else self.untyped_weight)
                 joined = tuple(joined)

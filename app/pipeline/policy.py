@@ -15,11 +15,10 @@ class Policy:
     skip_model_below: float  # below this no composing model is called (evidence near-irrelevant)
     # Verification (app/pipeline/verify.py).
     support_threshold: float  # a cited sentence's support score at or above this is supported
-    judge_band: float  # scores within this band of the threshold go to the LLM judge
     min_groundedness: float  # supported share of factual sentences under which the answer abstains
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "Policy":
         return cls(answerable_at=settings.answerable_at, skip_model_below=settings.skip_model_below,
-                   support_threshold=settings.support_threshold, judge_band=0.3,
+                   support_threshold=settings.support_threshold,
                    min_groundedness=settings.min_groundedness)
