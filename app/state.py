@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from app.pipeline.singleflight import SingleFlight
+from app.cache.singleflight import SingleFlight
 from app.providers.cache.base import Cache, build_cache
 from app.providers.llm.base import ChatModel, build_chat_model
 from app.providers.rerank.base import Reranker, build_named_reranker, build_reranker

@@ -15,7 +15,7 @@ from datetime import date
 
 from app.language.question import analyse
 from app.pipeline.answerability import LexicalAnswerability
-from app.pipeline.types import Evidence
+from app.domain.types import Evidence
 from eval.cases import load_cases
 from eval.runner import run_mode
 

@@ -12,11 +12,11 @@ import orjson
 from app import metrics
 from app.api.protocol import IGNORABLE_PARAMS, ChatCompletionRequest
 from app.pipeline.context import Options
-from app.pipeline import answer_cache
+from app.cache import answer_cache
 from app.pipeline.orchestrator import new_context, run_pipeline
 from app.pipeline.plan import default_freshness
 from app.pipeline.result import PipelineResult
-from app.pipeline.types import Claim, Evidence
+from app.domain.types import Claim, Evidence
 from app.state import ServiceState
 
 SAMPLING_PARAMS = ("temperature", "top_p", "seed", "stop")

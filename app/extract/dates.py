@@ -33,7 +33,7 @@ from app.extract.date_parse import (
     parse_human_date,
     utc_offset_for_url,
 )
-from app.pipeline.types import PageDates
+from app.domain.types import PageDates
 
 PUBLISHED_META = (
     "article:published_time", "og:published_time", "og:article:published_time", "datepublished",

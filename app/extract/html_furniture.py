@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from app.extract.text_clean import strip_invisible
-from app.pipeline.types import TextBlock
+from app.domain.types import TextBlock
 
 # Short lines that are page furniture on any site: bylines, datelines, credits, calls to action.
 _BOILERPLATE_RE = re.compile(

@@ -37,7 +37,7 @@ from app.fetch.robots import (
     rules_from_response,
 )
 from app.fetch.transport import UnpinnedDial, build_client, pinned
-from app.pipeline.types import FetchedPage, FetchReason
+from app.domain.types import FetchedPage, FetchReason
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from app.language.question import AskedKind, QuestionAnalysis
 from app.language.text import YEAR, split_sentences, terms
 from app.language.values import find_values
 from app.language.anchors import about_a_sibling, covered
-from app.pipeline.types import Evidence
+from app.domain.types import Evidence
 from app.providers.rerank.base import Reranker
 
 # Value kinds a parser checks, and the Value kinds that satisfy each.

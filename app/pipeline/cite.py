@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from app.pipeline.types import CitedAnswer, Claim, Evidence
+from app.domain.types import CitedAnswer, Claim, Evidence
 from app.language.text import split_sentences, strip_links
 
 # [S1] [S1][S2] [S1, S2] [S1-S3] [S1–S3] [1] [1, 2] [1-3] [S1; S2]

@@ -13,7 +13,7 @@ from app.language.question import analyse
 from app.pipeline.answerability import Answerability, LexicalAnswerability, SentenceMatch, build_scorer
 from app.pipeline.conflicts import preferred_value, values_in
 from app.pipeline.context import RunContext
-from app.pipeline.types import Conflict, Draft, Evidence
+from app.domain.types import Conflict, Draft, Evidence
 from app.language.text import terms
 
 NO_ANSWER = "The evidence does not answer this question."

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from app.pipeline.types import Conflict, Evidence
+from app.domain.types import Conflict, Evidence
 from app.language.text import terms
 
 _MONTHS = "jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"

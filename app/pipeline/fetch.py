@@ -18,8 +18,8 @@ from app.extract.text_clean import content_hash
 from app.pipeline.conflicts import PATTERNS, asked_attribute
 from app.pipeline.context import RunContext
 from app.pipeline.extract import extract_page
-from app.pipeline.page_cache import REVALIDATE_WINDOW_S, PageEntry, decode_entry, page_key, store_entry
-from app.pipeline.types import Document, FetchedPage, FetchReason, PageDates, SearchHit, TextBlock
+from app.cache.page_cache import REVALIDATE_WINDOW_S, PageEntry, decode_entry, page_key, store_entry
+from app.domain.types import Document, FetchedPage, FetchReason, PageDates, SearchHit, TextBlock
 from app.urls import registrable_domain
 
 

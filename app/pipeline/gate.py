@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import date
 
 from app.pipeline.context import RunContext
-from app.pipeline.types import AbstentionReason, Conflict, Evidence, GateVerdict
+from app.domain.types import AbstentionReason, Conflict, Evidence, GateVerdict
 
 
 def check_gate(evidence: list[Evidence], conflicts: list[Conflict], question: str, freshness_days: int,

@@ -10,7 +10,7 @@ import re
 from app import metrics
 from app.errors import UpstreamError
 from app.pipeline.context import RunContext
-from app.pipeline.types import Claim, Evidence
+from app.domain.types import Claim, Evidence
 
 log = logging.getLogger(__name__)
 MAX_JUDGED = 6  # per answer: the judge is a tie-breaker, not a second composer

@@ -13,7 +13,7 @@ from app.pipeline import answerability, judge, select, verify
 from app.language.question import analyse
 from app.pipeline.context import RunContext
 from app.pipeline.result import Abstention, PipelineResult
-from app.pipeline.types import AbstentionReason, Draft, Evidence, GroundingStatus, Plan, Route, SelectionDecision
+from app.domain.types import AbstentionReason, Draft, Evidence, GroundingStatus, Plan, Route, SelectionDecision
 from app.state import ServiceState
 
 log = logging.getLogger(__name__)

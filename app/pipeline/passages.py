@@ -6,7 +6,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field
 
-from app.pipeline.types import Document
+from app.domain.types import Document
 from app.language.text import split_sentences, terms
 
 MIN_CHARS, MAX_CHARS = 200, 1500

@@ -14,7 +14,7 @@ from datetime import date
 from app import metrics
 from app.errors import UpstreamError
 from app.pipeline.route import is_time_sensitive
-from app.pipeline.types import Plan
+from app.domain.types import Plan
 from app.language.text import STOP_WORDS, YEAR as _YEAR, words
 from app.language.question import analyse
 from app.language.time import default_window

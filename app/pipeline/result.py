@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 from app.pipeline.answerability import Answerability
 from app.pipeline.context import RunContext
-from app.pipeline.types import (AbstentionReason, Claim, Conflict, Document, Evidence, FetchedPage, GroundingStatus,
+from app.domain.types import (AbstentionReason, Claim, Conflict, Document, Evidence, FetchedPage, GroundingStatus,
                                 Plan, Route, SearchOutcome, Selection)
 
 ABSTENTION_MESSAGES = {

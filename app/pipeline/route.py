@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from app.language.question import analyse
-from app.pipeline.types import Route
+from app.domain.types import Route
 
 _TRANSFORM = re.compile(
     r"^\s*(please\s+)?(summari[sz]e|translate|rewrite|rephrase|paraphrase|proofread|correct|fix|refactor|"

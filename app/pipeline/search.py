@@ -12,7 +12,7 @@ import orjson
 from app import metrics
 from app.errors import ProviderLogicalError, ProviderTechnicalError
 from app.pipeline.context import RunContext
-from app.pipeline.types import SearchHit, SearchOutcome, SearchResult
+from app.domain.types import SearchHit, SearchOutcome, SearchResult
 from app.providers.search.base import SearchProvider, SearchQuery
 from app.language.text import terms
 from app.urls import domain_matches, host_of, normalize_url

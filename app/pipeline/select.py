@@ -9,7 +9,7 @@ from app.pipeline.context import RunContext
 from app.pipeline.injection import strip_instructions
 from app.pipeline.passages import MIN_CHARS as MIN_PASSAGE_CHARS
 from app.pipeline.passages import Passage, bm25, split_passages
-from app.pipeline.types import Document, Evidence, Selection, SelectionDecision
+from app.domain.types import Document, Evidence, Selection, SelectionDecision
 from app.language.text import terms, words
 from app.urls import domain_matches, host_of
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 
 from app import metrics
-from app.pipeline.types import CitedAnswer, Claim, Evidence
+from app.domain.types import CitedAnswer, Claim, Evidence
 from app.language.anchors import about_a_sibling
 from app.language.question import QuestionAnalysis
 from app.language.support import LexicalSupport, SupportScore

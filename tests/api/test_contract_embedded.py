@@ -6,7 +6,7 @@ import re
 import httpx
 import pytest
 
-from app.pipeline.types import AbstentionReason
+from app.domain.types import AbstentionReason
 from tests.api.helpers import chat
 
 

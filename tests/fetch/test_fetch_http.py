@@ -11,7 +11,7 @@ import pytest
 import trustme
 
 from app.fetch.fetcher import PageFetcher
-from app.pipeline.types import FetchReason
+from app.domain.types import FetchReason
 from app.settings import Settings
 from tests.fetch.conftest import FakeResolver, respond
 

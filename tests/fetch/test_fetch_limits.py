@@ -9,7 +9,7 @@ import tracemalloc
 
 import pytest
 
-from app.pipeline.types import FetchReason
+from app.domain.types import FetchReason
 from tests.fetch.conftest import head_bytes, respond
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from app.pipeline.types import FetchReason
+from app.domain.types import FetchReason
 from tests.fetch.conftest import respond
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.pipeline.types import FetchReason
+from app.domain.types import FetchReason
 from tests.fetch.conftest import NoResolver, respond
 
 

@@ -6,7 +6,7 @@ import asyncio
 import pytest
 
 from app.fetch.robots import ALLOW_ALL, RobotsCache, agent_token
-from app.pipeline.types import FetchReason
+from app.domain.types import FetchReason
 from tests.fetch.conftest import FakeResolver, respond
 
 

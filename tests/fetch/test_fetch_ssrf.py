@@ -8,7 +8,7 @@ import pytest
 
 from app.fetch.address import AddressPolicy
 from app.fetch.transport import PinnedNetworkBackend, UnpinnedDial, pinned
-from app.pipeline.types import FetchReason
+from app.domain.types import FetchReason
 from tests.fetch.conftest import FakeResolver, respond
 
 

@@ -5,7 +5,7 @@ from datetime import date, datetime, timezone
 
 from app.api.protocol import GroundingOptions
 from app.pipeline.context import Options, RunContext
-from app.pipeline.types import Document, Evidence, PageDates, TextBlock
+from app.domain.types import Document, Evidence, PageDates, TextBlock
 from app.settings import Settings
 from app.urls import registrable_domain
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Callable, Protocol, runtime_checkable
 
 import httpx
 
-from app.pipeline.types import SearchResult
+from app.domain.types import SearchResult
 
 if TYPE_CHECKING:
     from app.settings import Settings

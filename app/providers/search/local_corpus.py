@@ -20,7 +20,7 @@ import httpx
 from app.corpus.domains import is_primary
 from app.corpus.index import CorpusIndex
 from app.errors import ProviderLogicalError, ProviderTechnicalError
-from app.pipeline.types import SearchHit, SearchResult
+from app.domain.types import SearchHit, SearchResult
 from app.providers.search.base import SearchQuery, register_search_provider
 
 if TYPE_CHECKING:

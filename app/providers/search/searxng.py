@@ -10,7 +10,7 @@ from datetime import datetime
 import httpx
 
 from app.errors import ProviderLogicalError, ProviderTechnicalError
-from app.pipeline.types import SearchHit, SearchResult
+from app.domain.types import SearchHit, SearchResult
 from app.providers.search.base import SearchQuery, register_search_provider
 from app.settings import Settings
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from app.pipeline.types import SearchResult
+from app.domain.types import SearchResult
 from app.providers.search.base import SearchQuery, register_search_provider
 from app.providers.search.web_api import (
     call_json_api,

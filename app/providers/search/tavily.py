@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from app.errors import ProviderLogicalError
-from app.pipeline.types import SearchHit, SearchResult
+from app.domain.types import SearchHit, SearchResult
 from app.providers.search.base import SearchQuery, register_search_provider
 from app.providers.search.web_api import (
     call_json_api,

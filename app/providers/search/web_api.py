@@ -16,7 +16,7 @@ import httpx
 
 from app.errors import GroundingError, ProviderLogicalError, ProviderTechnicalError
 from app.extract.date_parse import MIN_DATE, parse_human_date
-from app.pipeline.types import SearchHit
+from app.domain.types import SearchHit
 
 MAX_DETAIL_CHARS = 200
 # (status, detail) -> the error for a provider-specific status, or None for the common mapping.

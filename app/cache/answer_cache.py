@@ -10,7 +10,7 @@ import hashlib
 
 import orjson
 
-from app.pipeline.page_cache import version_key
+from app.cache.page_cache import version_key
 
 # Options that cannot change an answer stay out of the key (cache policy, deadline, budgets).
 _KEY_OPTIONS = ("mode", "freshness_days", "include_domains", "exclude_domains", "primary_domains", "max_queries",

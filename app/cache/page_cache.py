@@ -13,7 +13,7 @@ from datetime import date, datetime
 
 import orjson
 
-from app.pipeline.types import Document, PageDates, TextBlock
+from app.domain.types import Document, PageDates, TextBlock
 from app.urls import normalize_url
 
 REVALIDATE_WINDOW_S = 7 * 86400

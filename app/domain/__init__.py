@@ -1,0 +1,1 @@
+"""The data every layer shares: documents, evidence, claims, answers. Imports nothing else from app."""
