@@ -56,7 +56,7 @@ def timing(rounds: int = 20) -> None:
 
 def main() -> None:
     from tests.api.helpers import ACME
-    from tests.servers.web_site import near_duplicate_variants
+    from simulators.web_site import near_duplicate_variants
 
     copies = [" ".join(p) for _, p in near_duplicate_variants("Acme price", ACME, 3)]
     syndicated = [jaccard(copies[0], c) for c in copies[1:]]

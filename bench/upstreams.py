@@ -16,7 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.workload import PLANNER_PREFIX, Workload, composer_reply_text, load_pages_bytes, request_of  # noqa: E402
-from tests.servers import OpenAIChatServer, SearxngServer, WebServer, searx_result  # noqa: E402
+from simulators import OpenAIChatServer, SearxngServer, WebServer, searx_result  # noqa: E402
 
 HTML = "text/html; charset=utf-8"
 

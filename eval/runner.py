@@ -25,7 +25,7 @@ from eval.cases import Case, load_cases
 from eval.metrics import CaseResult, aggregate, as_json, by_tag, score_case
 from eval.scripted_model import ScriptedModel
 from eval.web import install_case_web, request_grounding
-from tests.servers import OpenAIChatServer, SearxngServer, ServiceServer, WebServer
+from simulators import OpenAIChatServer, SearxngServer, ServiceServer, WebServer
 
 MODES = ("extractive", "scripted")
 DEFAULT_CASES = Path(__file__).resolve().parent / "cases"

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from eval.cases import Case, PageSpec, fill_dates, resolve_date
-from tests.servers import SearxngServer, WebServer
-from tests.servers.searxng import searx_result
+from simulators import SearxngServer, WebServer
+from simulators.searxng import searx_result
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """Top-level fixtures: real local upstreams (started once per session, reset per test), Redis,
-and a factory that runs the real service. The servers live in tests/servers/ (see its README)."""
+and a factory that runs the real service. The servers live in simulators/ (see its README)."""
 from __future__ import annotations
 
 import os
@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-if str(REPO_ROOT) not in sys.path:  # `app` and `tests.servers` importable under any pytest entry point
+if str(REPO_ROOT) not in sys.path:  # `app` and `simulators` importable under any pytest entry point
     sys.path.insert(0, str(REPO_ROOT))
 
-from tests.servers import (ForwardProxy, OpenAIChatServer, RedisForTests,  # noqa: E402
+from simulators import (ForwardProxy, OpenAIChatServer, RedisForTests,  # noqa: E402
                            RedisUnavailable, SearxngServer, ServiceServer, WebServer,
                            make_openai_client)
-from tests.servers.search_apis import BraveServer, SerperServer, TavilyServer  # noqa: E402
+from simulators.search_apis import BraveServer, SerperServer, TavilyServer  # noqa: E402
 
 
 # --- upstream servers: one per session, fresh script state per test ---------------------------

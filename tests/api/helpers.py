@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from datetime import date, timedelta
 
-from tests.servers.searxng import searx_result
+from simulators.searxng import searx_result
 
 TODAY = date.today()
 ACME = [

@@ -10,7 +10,7 @@ from app.tokens import TokenCounter
 
 @pytest.fixture(scope="module")
 def embedded(request):
-    from tests.servers import ServiceServer
+    from simulators import ServiceServer
 
     svc = ServiceServer().start()
     request.addfinalizer(svc.stop)

@@ -12,7 +12,7 @@ from tests.api.helpers import chat
 
 @pytest.fixture(scope="module")
 def embedded(request):
-    from tests.servers import ServiceServer
+    from simulators import ServiceServer
 
     svc = ServiceServer().start()  # all embedded defaults
     request.addfinalizer(svc.stop)

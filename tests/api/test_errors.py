@@ -30,7 +30,7 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def svc(request):
-    from tests.servers import ServiceServer
+    from simulators import ServiceServer
 
     s = ServiceServer(api_keys=[]).start()
     request.addfinalizer(s.stop)

@@ -8,9 +8,9 @@ from datetime import timedelta
 import httpx
 
 from tests.api.helpers import TODAY, chat, planner_or
-from tests.servers import CANARY
-from tests.servers.searxng import searx_result
-from tests.servers.web_site import add_near_duplicates_across
+from simulators import CANARY
+from simulators.searxng import searx_result
+from simulators.web_site import add_near_duplicates_across
 
 STORY = [
     "Orbit Analytics released version 4.2 of its data platform on Tuesday, adding streaming joins and a new query planner.",

@@ -4,7 +4,7 @@ from __future__ import annotations
 import httpx
 
 from tests.api.helpers import TODAY, chat, planner_or
-from tests.servers.searxng import searx_result
+from simulators.searxng import searx_result
 
 
 def test_trace_explains_a_scripted_wrong_answer(searxng, web, llm, service_factory):

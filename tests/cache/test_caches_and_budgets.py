@@ -71,7 +71,7 @@ def test_stale_page_is_revalidated_with_a_conditional_get(searxng, web, llm, ser
     site = web.site("news-a.test")
     other = web.site("blog-b.test")
     from tests.api.helpers import ACME, TODAY
-    from tests.servers.searxng import searx_result
+    from simulators.searxng import searx_result
 
     u1 = site.add_article("/p", "Acme price A", ACME, published=TODAY, conditional=True)
     u2 = other.add_article("/p", "Acme price B", [

@@ -72,3 +72,15 @@ def test_no_package_cycle():
 
     cycles = sorted(p for p in graph if p in reach(p))
     assert not cycles, f"packages on a cycle: {cycles}"
+
+
+def test_eval_bench_and_simulators_never_import_the_tests():
+    root = APP.parent
+    bad = []
+    for folder in ("eval", "bench", "simulators"):
+        for path in (root / folder).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                names = ([node.module or ""] if isinstance(node, ast.ImportFrom) else
+                         [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+                bad += [f"{path.relative_to(root)} imports {n}" for n in names if n.split(".")[0] == "tests"]
+    assert not bad, "\n".join(bad)

@@ -26,7 +26,7 @@ def _app_with_http_metrics(settings):
 @pytest.fixture(scope="module")
 def exposition():
     """(text of GET /metrics, samples) from the real service after a few requests of each kind."""
-    from tests.servers import ServiceServer
+    from simulators import ServiceServer
 
     with ServiceServer(app_factory=_app_with_http_metrics) as svc, httpx.Client(base_url=svc.url, timeout=30) as client:
         assert client.post("/v1/chat/completions", json=QUESTION).status_code == 200

@@ -7,7 +7,7 @@ import pytest
 
 from app.errors import GroundingError, ProviderLogicalError
 from app.providers.search.base import SearchQuery
-from tests.servers.search_apis import api_hit
+from simulators.search_apis import api_hit
 
 
 async def test_sends_the_documented_request(brave, make_provider):

@@ -9,7 +9,7 @@ import pytest
 
 from app.errors import ProviderLogicalError, ProviderTechnicalError
 from app.providers.search.base import SearchQuery
-from tests.servers import free_port
+from simulators import free_port
 
 PROVIDERS = ["searxng", "brave", "tavily", "serper"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import date
 
 import httpx
-from tests.servers import searx_result
-from tests.servers.search_apis import api_hit
+from simulators import searx_result
+from simulators.search_apis import api_hit
 
 QUESTION = "When was Foo 2.0 released?"
 PARAGRAPHS = [

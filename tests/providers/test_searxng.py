@@ -7,7 +7,7 @@ import pytest
 
 from app.errors import GroundingError, ProviderLogicalError
 from app.providers.search.base import SearchQuery
-from tests.servers import searx_result
+from simulators import searx_result
 
 
 async def test_sends_the_documented_request(searxng, make_provider):

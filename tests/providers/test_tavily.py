@@ -8,7 +8,7 @@ import pytest
 from app.errors import GroundingError, ProviderLogicalError
 from app.providers.search.base import SearchQuery
 from app.providers.search.tavily import TavilySearch
-from tests.servers.search_apis import api_hit
+from simulators.search_apis import api_hit
 
 LONG_TEXT = "Foo 2.0 shipped on 4 March 2025 with a new parser. " * 10
 

@@ -8,7 +8,7 @@ from datetime import date
 import httpx
 import pytest
 
-from tests.servers import CANARY, add_near_duplicates_across
+from simulators import CANARY, add_near_duplicates_across
 
 
 async def test_sites_are_distinct_hosts_on_one_port(web):

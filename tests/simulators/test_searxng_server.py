@@ -6,7 +6,7 @@ import time
 
 import httpx
 
-from tests.servers import ScriptedSearch, searx_result
+from simulators import ScriptedSearch, searx_result
 
 RESULT_KEYS = {"url", "title", "content", "engine", "engines", "score", "category",
                "publishedDate", "parsed_url", "positions", "template"}

@@ -10,7 +10,7 @@ import redis
 import redis.asyncio as aioredis
 from fastapi import FastAPI
 
-from tests.servers import RedisForTests, RedisUnavailable, ServiceServer
+from simulators import RedisForTests, RedisUnavailable, ServiceServer
 
 
 async def test_redis_url_is_usable_and_empty(redis_url):

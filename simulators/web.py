@@ -4,7 +4,7 @@ Linux routes all of 127.0.0.0/8 to `lo`, so the server listens on 127.0.0.1 and 
 127.0.0.(1+n_sites) with the same port. Every site is then a distinct host (and, for tldextract, a
 distinct registrable domain) with no DNS: `web.site("news-a.test").url` is "http://127.0.0.2:PORT".
 A site also answers to its name through the Host header, so "http://news-a.test:PORT/x" works through
-the forward proxy (tests/servers/proxy.py maps *.test to 127.0.0.1) or any resolver doing the same.
+the forward proxy (simulators/proxy.py maps *.test to 127.0.0.1) or any resolver doing the same.
 
 Pages are scripted per test on a site (the default site is 127.0.0.1 = `web.url`):
     a = web.site("news-a.test")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.servers import searx_result
+from simulators import searx_result
 
 pytestmark = pytest.mark.skipif(
     not (Path(__file__).resolve().parents[2] / "app" / "main.py").exists(),

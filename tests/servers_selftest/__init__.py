@@ -1,1 +1,0 @@
-"""Tests of the test servers themselves (tests/servers/)."""
