@@ -55,7 +55,7 @@ def timing(rounds: int = 20) -> None:
 
 
 def main() -> None:
-    from tests.api.helpers import ACME
+    from simulators.web_pages import ACME
     from simulators.web_site import near_duplicate_variants
 
     copies = [" ".join(p) for _, p in near_duplicate_variants("Acme price", ACME, 3)]

@@ -109,3 +109,11 @@ def gzip_bomb(decompressed_bytes: int = 20_000_000) -> bytes:
     head = b"<!doctype html><html><body><p>"
     filler = b" " * max(0, decompressed_bytes - len(head))
     return gzip.compress(head + filler, compresslevel=9, mtime=0)
+
+
+# A short news story several tests and the near-duplicate benchmark publish on more than one site.
+ACME = [
+    "Acme Cloud raised the price of its Pro plan to $30 per month on November 3, the company said in its announcement.",
+    "The Pro plan includes unlimited projects, priority support and single sign-on for every team member.",
+    "Acme Cloud said existing customers keep their current price until their next renewal date.",
+]

@@ -5,13 +5,9 @@ import json
 from datetime import date, timedelta
 
 from simulators.searxng import searx_result
+from simulators.web_pages import ACME
 
 TODAY = date.today()
-ACME = [
-    "Acme Cloud raised the price of its Pro plan to $30 per month on November 3, the company said in its announcement.",
-    "The Pro plan includes unlimited projects, priority support and single sign-on for every team member.",
-    "Acme Cloud said existing customers keep their current price until their next renewal date.",
-]
 
 
 def chat(question: str, **grounding) -> dict:
