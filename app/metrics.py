@@ -12,7 +12,7 @@ from prometheus_client import Counter, Gauge, Histogram
 
 PREFIX = "grounded_"
 
-# --- answers (app/api/serving.py, app/pipeline/*)
+# --- answers (app/api/chat.py, app/pipeline/*)
 REQUESTS = Counter(PREFIX + "requests_total", "Answer requests", ["route", "status", "grounding_status"])
 ABSTENTIONS = Counter(PREFIX + "abstentions_total", "Abstentions by reason", ["reason"])
 STAGE_SECONDS = Histogram(

@@ -9,7 +9,9 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from app.api.deps import api_call, get_state, request_id, require_auth
 from app.api.protocol import ChatCompletionRequest, ChatCompletionResponse, ContextRequest, ContextResponse
-from app.api.serving import Completion, load_trace, serve_chat, serve_context
+from app.api.chat import ChatResult, serve_chat
+from app.api.context import serve_context
+from app.api.traces import load_trace
 from app.errors import NotFound
 from app.metrics_export import render_metrics
 from app.state import ServiceState
@@ -21,7 +23,7 @@ ERROR_RESPONSES = {400: {"description": "Invalid request (OpenAI error shape)"},
 
 async def _answer(body: ChatCompletionRequest, state: ServiceState, rid: str, route: str) -> Response:
     result = await serve_chat(body, state, rid, route)
-    if isinstance(result, Completion):
+    if isinstance(result, ChatResult):
         return Response(orjson.dumps(result.body), media_type="application/json", headers=result.headers)
     return StreamingResponse(result.chunks, media_type="text/event-stream",
                              headers={**result.headers, "Cache-Control": "no-cache"})

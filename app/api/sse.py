@@ -1,0 +1,36 @@
+"""Server-sent events for `stream: true`: chat.completion.chunk events, then `[DONE]`."""
+from __future__ import annotations
+
+import re
+from typing import AsyncIterator
+
+import orjson
+
+
+async def stream_chunks(body: dict, include_usage: bool) -> AsyncIterator[bytes]:
+    """Stream after verification: the content is final, sent sentence by sentence; the last
+    chunk carries citations and grounding."""
+    base = {"id": body["id"], "object": "chat.completion.chunk", "created": body["created"], "model": body["model"]}
+
+    def event(payload: dict) -> bytes:
+        return b"data: " + orjson.dumps(payload) + b"\n\n"
+
+    message = body["choices"][0]["message"]
+    yield event({**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]})
+    content = message["content"]
+    pieces = _pieces(content)
+    for piece in pieces:
+        yield event({**base, "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]})
+    final = {**base, "choices": [{"index": 0, "delta": {"annotations": message["annotations"]} if message["annotations"] else {},
+                                  "finish_reason": body["choices"][0]["finish_reason"]}],
+             "citations": body["citations"], "grounding": body["grounding"]}
+    yield event(final)
+    if include_usage:
+        yield event({**base, "choices": [], "usage": body["usage"]})
+    yield b"data: [DONE]\n\n"
+
+
+def _pieces(content: str) -> list[str]:
+    """Sentence-sized pieces whose concatenation is exactly `content`."""
+    parts = re.split(r"(?<=[.!?]) ", content)
+    return [p + " " for p in parts[:-1]] + [parts[-1]] if content else []
