@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from eval.cases import Case
 from eval.text import content_terms, sentences
 
-NO_ANSWER = "The evidence does not answer this question."  # the contract line of app/pipeline/compose.py
+NO_ANSWER = "The evidence does not answer this question."  # the contract line of app/pipeline/composers/base.py
 _BLOCK = re.compile(r'<(evidence-[0-9a-f]+) id="(S\d+)"[^>]*?domain="([^"]*)" date="([^"]*)">\n(.*?)\n</\1>', re.S)
 _SITE_REF = re.compile(r"\[S:([^\]]+)\]")
 _ASKS_VALUE = re.compile(r"\b(when|how much|price|cost|version|date|how many)\b", re.I)

@@ -8,7 +8,8 @@ from datetime import datetime, timezone
 
 from app import metrics
 from app.errors import UpstreamError
-from app.pipeline import cite, compose, conflicts as conflict_stage, fetch, gate, plan, route, search
+from app.pipeline import cite, conflicts as conflict_stage, fetch, gate, plan, route, search
+from app.pipeline.composers import ExtractiveComposer, ModelComposer
 from app.pipeline import answerability, judge, select, verify
 from app.language.question import analyse
 from app.pipeline.context import RunContext
@@ -171,20 +172,19 @@ async def _compose_cite_verify(result: PipelineResult, turns: list[tuple[str, st
 async def _compose(question: str, history: list[dict], evidence: list[Evidence], result: PipelineResult,
                    ctx: RunContext, state: ServiceState) -> Draft:
     """The model when configured and affordable; the extractive composer otherwise or on failure."""
+    extractive = ExtractiveComposer(_answerability_scorer(ctx, state), _assessed(result, evidence))
     over = _over_budget(ctx, evidence) if state.llm is not None else None
     if state.llm is not None and over is None:
-        messages = compose.build_messages(question, history, evidence, result.conflicts, ctx)
         try:
-            return await compose.compose_with_model(state.llm, ctx.settings.composer_model, messages, ctx)
+            return await ModelComposer(state.llm, ctx.settings.composer_model).compose(
+                question, history, evidence, result.conflicts, ctx)
         except UpstreamError as exc:
             log.warning("composer failed (%s); extractive fallback", exc.message)
             metrics.UPSTREAM_CALLS.labels(kind="llm", provider="openai", outcome="error").inc()
-            draft = compose.compose_extractive(question, evidence, result.conflicts, ctx, _assessed(result, evidence),
-                                               _answerability_scorer(ctx, state))
+            draft = await extractive.compose(question, history, evidence, result.conflicts, ctx)
             draft.composer = "extractive:fallback"
             return draft
-    draft = compose.compose_extractive(question, evidence, result.conflicts, ctx, _assessed(result, evidence),
-                                       _answerability_scorer(ctx, state))
+    draft = await extractive.compose(question, history, evidence, result.conflicts, ctx)
     if over is not None:
         # An answer from the evidence already gathered instead of a silent overrun.
         ctx.budget_hits.append(over)
