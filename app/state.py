@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import httpx
 
 from app.cache.singleflight import SingleFlight
+from app.fetch.base import Fetcher
 from app.providers.cache.base import Cache, build_cache
 from app.providers.llm.base import ChatModel, build_chat_model
 from app.providers.rerank.base import Reranker, build_named_reranker, build_reranker
@@ -35,7 +36,7 @@ def load_builtin_providers() -> None:
 class ServiceState:
     settings: Settings
     http: httpx.AsyncClient
-    fetcher: object  # app.fetch.fetcher.PageFetcher
+    fetcher: Fetcher
     search: list[SearchProvider]
     cache: Cache
     tokens: TokenCounter
@@ -43,7 +44,6 @@ class ServiceState:
     reranker: Reranker | None = None
     sentence_ranker: Reranker | None = None
     flights: SingleFlight = field(default_factory=SingleFlight)
-    extra: dict = field(default_factory=dict)
 
     @classmethod
     async def build(cls, settings: Settings) -> "ServiceState":

@@ -30,7 +30,6 @@ class AbstentionReason(str, enum.Enum):
     evidence_does_not_answer = "evidence_does_not_answer"
     upstream_unavailable = "upstream_unavailable"
     budget_exhausted = "budget_exhausted"
-    routing_fault = "routing_fault"
 
 
 class FetchReason(str, enum.Enum):

@@ -36,6 +36,3 @@ class HostLimiter:
             if users[0] == 0:
                 del self._slots[host]
 
-    def in_use(self) -> int:
-        """Hosts with a request in flight or waiting (for tests and metrics)."""
-        return len(self._slots)

@@ -1,4 +1,4 @@
-"""Per-request state every stage sees: resolved options, the deadline, timings, costs, trace."""
+"""Per-request state every stage sees: resolved options, the deadline, timings, costs."""
 from __future__ import annotations
 
 import time
@@ -9,6 +9,7 @@ from datetime import date
 from app import metrics
 from app.pipeline.policy import Policy
 from app.settings import Settings
+from app.tokens import TokenCounter
 
 
 @dataclass(slots=True)
@@ -121,8 +122,7 @@ class RunContext:
     cost: Cost = field(default_factory=Cost)
     cache: dict[str, str] = field(default_factory=dict)
     ignored_params: list[str] = field(default_factory=list)
-    trace: dict = field(default_factory=dict)
-    tokens: object | None = None  # app.tokens.TokenCounter; counts when upstream sends no usage
+    tokens: TokenCounter | None = None  # counts when upstream sends no usage
     budget_hits: list[str] = field(default_factory=list)  # which budget stopped work: max_searches, …
 
     @property

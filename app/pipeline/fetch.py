@@ -19,6 +19,9 @@ from app.pipeline.conflicts import PATTERNS, asked_attribute
 from app.pipeline.context import RunContext
 from app.pipeline.extract import extract_page
 from app.cache.page_cache import REVALIDATE_WINDOW_S, PageEntry, decode_entry, page_key, store_entry
+from app.cache.singleflight import SingleFlight
+from app.fetch.base import Fetcher
+from app.providers.cache.base import Cache
 from app.domain.types import Document, FetchedPage, FetchReason, PageDates, SearchHit, TextBlock
 from app.urls import registrable_domain
 
@@ -29,8 +32,8 @@ class Retrieval:
     documents: list[Document]
 
 
-async def fetch_documents(candidates: list[SearchHit], ctx: RunContext, *, fetcher, cache=None,
-                          flights=None, question: str = "") -> Retrieval:
+async def fetch_documents(candidates: list[SearchHit], ctx: RunContext, *, fetcher: Fetcher, cache: Cache | None = None,
+                          flights: SingleFlight | None = None, question: str = "") -> Retrieval:
     chosen = candidates[: ctx.options.max_fetches]
     results = await asyncio.gather(*(
         _from_snippet(hit, rank) if snippet_answers(hit, question) else _load(hit, rank, ctx, fetcher, cache, flights)
@@ -74,7 +77,8 @@ async def _extract(page: FetchedPage, hit: SearchHit, rank: int, ctx: RunContext
     return doc
 
 
-async def _load(hit: SearchHit, rank: int, ctx: RunContext, fetcher, cache, flights) -> tuple[FetchedPage, Document | None]:
+async def _load(hit: SearchHit, rank: int, ctx: RunContext, fetcher: Fetcher, cache: Cache | None,
+                flights: SingleFlight | None) -> tuple[FetchedPage, Document | None]:
     if hit.raw_content is not None:
         page = FetchedPage(url=hit.url, requested_url=hit.url, reason=FetchReason.from_provider, status=200,
                            content_type=hit.raw_content_type, body=hit.raw_content.encode("utf-8"),
@@ -114,7 +118,7 @@ async def _load(hit: SearchHit, rank: int, ctx: RunContext, fetcher, cache, flig
     return page, (_for_request(doc, hit, rank) if doc is not None else None)
 
 
-async def _fetch(hit: SearchHit, ctx: RunContext, fetcher, **validators) -> FetchedPage:
+async def _fetch(hit: SearchHit, ctx: RunContext, fetcher: Fetcher, **validators) -> FetchedPage:
     ctx.cost.fetches += 1
     ctx.cost.usd += ctx.settings.fetch_price
     try:
@@ -123,12 +127,12 @@ async def _fetch(hit: SearchHit, ctx: RunContext, fetcher, **validators) -> Fetc
         return FetchedPage(url=hit.url, requested_url=hit.url, reason=FetchReason.network_error, detail=type(exc).__name__)
 
 
-async def _fetch_and_extract(hit, rank, ctx, fetcher) -> tuple[FetchedPage, Document | None]:
+async def _fetch_and_extract(hit: SearchHit, rank: int, ctx: RunContext, fetcher: Fetcher) -> tuple[FetchedPage, Document | None]:
     page = await _fetch(hit, ctx, fetcher)
     return page, (await _extract(page, hit, rank, ctx) if page.ok else None)
 
 
-async def _store(cache, url: str, page: FetchedPage, doc: Document | None, ctx: RunContext) -> None:
+async def _store(cache: Cache | None, url: str, page: FetchedPage, doc: Document | None, ctx: RunContext) -> None:
     if doc is None or page.reason is not FetchReason.ok:
         return  # failures are not cached: the next request tries again
     fresh_until = time.time() + ctx.settings.page_ttl(ctx.options.freshness_days)

@@ -18,6 +18,8 @@ from app.domain.types import Plan
 from app.language.text import STOP_WORDS, YEAR as _YEAR, words
 from app.language.question import analyse
 from app.language.time import default_window
+from app.pipeline.context import RunContext
+from app.providers.llm.base import ChatModel
 
 log = logging.getLogger(__name__)
 
@@ -97,8 +99,8 @@ Return only JSON: {{"needs_search": true|false, "queries": ["..."], "freshness_d
 """
 
 
-async def llm_plan(llm, model: str, question: str, *, max_queries: int, freshness_days: int | None, today: date,
-                   primary_domains: list[str], default_window: int, timeout: float, ctx) -> Plan:
+async def llm_plan(llm: ChatModel, model: str, question: str, *, max_queries: int, freshness_days: int | None,
+                   today: date, primary_domains: list[str], default_window: int, timeout: float, ctx: RunContext) -> Plan:
     """The model proposes, code disposes: invalid JSON gets one retry, then the heuristic planner."""
     primary = f"- Include at least one query aimed at the official source, e.g. site:{primary_domains[0]}.\n" if primary_domains else ""
     system = PLANNER_PROMPT.format(today=today.isoformat(), cap=max(2, max_queries), year=today.year, primary=primary)

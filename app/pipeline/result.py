@@ -20,7 +20,6 @@ ABSTENTION_MESSAGES = {
     AbstentionReason.evidence_does_not_answer: "The sources I found do not answer this question.",
     AbstentionReason.upstream_unavailable: "A service I depend on is unavailable, so I cannot answer right now.",
     AbstentionReason.budget_exhausted: "The request's budget ran out before an answer could be grounded.",
-    AbstentionReason.routing_fault: "I could not plan a search for this question.",
 }
 
 

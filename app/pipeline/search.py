@@ -12,6 +12,8 @@ import orjson
 from app import metrics
 from app.errors import ProviderLogicalError, ProviderTechnicalError
 from app.pipeline.context import RunContext
+from app.cache.singleflight import SingleFlight
+from app.providers.cache.base import Cache
 from app.domain.types import SearchHit, SearchOutcome, SearchResult
 from app.providers.search.base import SearchProvider, SearchQuery
 from app.language.text import terms
@@ -22,7 +24,8 @@ RRF_K = 10  # reciprocal-rank fusion constant: small k trusts the engines' top r
 
 
 async def search_all(queries: list[str], providers: list[SearchProvider], ctx: RunContext, *,
-                     question: str, freshness_days: int, cache=None, flights=None) -> SearchOutcome:
+                     question: str, freshness_days: int, cache: Cache | None = None,
+                     flights: SingleFlight | None = None) -> SearchOutcome:
     opts = ctx.options
     sq = [SearchQuery(text=q, count=opts.max_results, include_domains=opts.include_domains,
                       exclude_domains=opts.exclude_domains, freshness_days=freshness_days) for q in queries]

@@ -95,9 +95,6 @@ class LocalCorpusSearch:
         """(content, content_type) of a URL the corpus holds, else None."""
         return await asyncio.to_thread(self.index.get_document, url)
 
-    def get_document_sync(self, url: str) -> tuple[str, str] | None:
-        return self.index.get_document(url)
-
     async def aclose(self) -> None:
         if self._index is not None:
             index, self._index = self._index, None
