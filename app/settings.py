@@ -23,6 +23,7 @@ class Settings(BaseSettings):
     log_level: str = "INFO"
 
     # --- LLM (OpenAI-compatible). Unset base URL = embedded extractive composer + heuristics.
+    llm_provider: str = "openai"  # a registered chat-model provider (app/providers/llm); "openai" = any OpenAI-compatible API
     llm_base_url: str | None = None
     llm_api_key: str = "not-needed"
     planner_model: str = "gpt-4o-mini"

@@ -65,7 +65,7 @@ class ServiceState:
             search=search,
             cache=build_cache(settings),
             tokens=TokenCounter.for_settings(settings),
-            llm=build_chat_model("openai", settings) if settings.llm_enabled else None,
+            llm=build_chat_model(settings.llm_provider, settings) if settings.llm_enabled else None,
             reranker=build_reranker(settings),
             sentence_ranker=build_named_reranker(settings.sentence_ranker, settings),
         )

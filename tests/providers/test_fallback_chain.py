@@ -114,3 +114,18 @@ async def test_domain_filters_hold_when_the_provider_ignores_them(brave, searxng
     assert g["filtered"].get("exclude_domains", 0) >= 1 and g["filtered"].get("include_domains", 0) >= 1
     fetched = {r.site for r in web.requests.all()}
     assert "blog-b.test" not in fetched and "other-c.test" not in fetched
+
+
+def test_the_chat_model_is_chosen_through_the_registry():
+    import pytest
+
+    from app.errors import GroundingError
+    from app.providers.llm.base import build_chat_model
+    from app.settings import Settings
+    from app.state import load_builtin_providers
+
+    load_builtin_providers()
+    settings = Settings(llm_base_url="http://127.0.0.1:9/v1")
+    assert build_chat_model(settings.llm_provider, settings).name
+    with pytest.raises(GroundingError, match="unknown chat-model provider"):
+        build_chat_model("no-such-provider", settings)

@@ -47,4 +47,8 @@ def register_chat_model(name: str, factory: ChatModelFactory) -> None:
 
 
 def build_chat_model(name: str, settings: "Settings") -> ChatModel:
+    if name not in _REGISTRY:
+        from app.errors import GroundingError
+
+        raise GroundingError(f"unknown chat-model provider {name!r}; registered: {', '.join(sorted(_REGISTRY))}")
     return _REGISTRY[name](settings)
