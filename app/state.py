@@ -23,13 +23,13 @@ def load_builtin_providers() -> None:
     import app.providers.cache.memory  # noqa: F401
     import app.providers.cache.redis  # noqa: F401
     import app.providers.llm.openai_compat  # noqa: F401
-    import app.providers.search.local_corpus  # noqa: F401
-    import app.providers.search.searxng  # noqa: F401
-    import app.providers.search.brave  # noqa: F401
-    import app.providers.search.serper  # noqa: F401
-    import app.providers.search.tavily  # noqa: F401
     import app.providers.rerank.cross_encoder  # noqa: F401
     import app.providers.rerank.static_embedding  # noqa: F401
+    import app.providers.search.brave  # noqa: F401
+    import app.providers.search.local_corpus  # noqa: F401
+    import app.providers.search.searxng  # noqa: F401
+    import app.providers.search.serper  # noqa: F401
+    import app.providers.search.tavily  # noqa: F401
 
 
 @dataclass
@@ -46,7 +46,7 @@ class ServiceState:
     flights: SingleFlight = field(default_factory=SingleFlight)
 
     @classmethod
-    async def build(cls, settings: Settings) -> "ServiceState":
+    async def build(cls, settings: Settings) -> ServiceState:
         from app.fetch.fetcher import PageFetcher
 
         load_builtin_providers()

@@ -64,7 +64,7 @@ class TokenCounter:
         self.encoding = encoding
 
     @classmethod
-    def for_settings(cls, settings) -> "TokenCounter":
+    def for_settings(cls, settings) -> TokenCounter:
         """Counts in the composing model's encoding when a model is configured (the budget is about
         its prompt), in GA_TOKEN_ENCODING otherwise."""
         name = settings.token_encoding

@@ -30,7 +30,7 @@ class BenchConfig:
     quality_limit: int | None = None
 
     @classmethod
-    def make(cls, quick: bool) -> "BenchConfig":
+    def make(cls, quick: bool) -> BenchConfig:
         if not quick:
             return cls()
         return cls(quick=True, repeats=1, latency_levels={1: 2, 4: 4}, naive_requests=1, latency_scale=0.1,

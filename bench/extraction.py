@@ -1,4 +1,4 @@
-"""Main-content extraction benchmark on ../shared/bench-data/aeb (181 real pages, human gold text).
+r"""Main-content extraction benchmark on ../shared/bench-data/aeb (181 real pages, human gold text).
 
 Metric (the benchmark's official one, implemented here): lowercase, ``\w+`` tokens, 4-gram shingles
 counted as a multiset; per-page precision and recall, averaged over pages; F1 of the averages. An
@@ -44,7 +44,7 @@ _TOKEN_RE = re.compile(r"\w+")
 
 
 def shingles(text: str, n: int = 4, literal: bool = False) -> Counter[str]:
-    """4-gram shingles. Official (Zyte's evaluate.py): lowercase ``\w+`` tokens, shingles counted
+    r"""4-gram shingles. Official (Zyte's evaluate.py): lowercase ``\w+`` tokens, shingles counted
     as a multiset: this reproduces the README's published figures (trafilatura 0.960). ``literal``:
     the README's prose (whitespace tokens, shingle *sets*), reported alongside."""
     lowered = text.lower()

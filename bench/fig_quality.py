@@ -7,8 +7,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from bench.config import BenchConfig
 from bench.common import REPO_ROOT
+from bench.config import BenchConfig
 from bench.procs import PYTHON
 
 NAME = "quality"

@@ -12,9 +12,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from app.language.text import words  # noqa: E402
 from app.pipeline.select import NEAR_DUP_THRESHOLD, shingles  # noqa: E402
 from app.pipeline.select import jaccard as set_jaccard  # noqa: E402
-from app.language.text import words  # noqa: E402
 
 
 def jaccard(a: str, b: str) -> float:

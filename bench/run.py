@@ -17,7 +17,7 @@ import platform
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.monotonic()
         result = mod.run(cfg)
         data["figures"][name] = {"result": result, "seconds": time.monotonic() - t0, "quick": cfg.quick,
-                                 "finished": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+                                 "finished": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")}
         print(f"[bench] {name} done in {time.monotonic() - t0:.0f} s", file=sys.stderr, flush=True)
         json_path.parent.mkdir(parents=True, exist_ok=True)
         json_path.write_text(json.dumps(data, indent=1, default=str) + "\n")  # after each figure: partial runs keep

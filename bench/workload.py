@@ -50,7 +50,7 @@ class Workload:
         return json.dumps(asdict(self))
 
     @classmethod
-    def from_json(cls, text: str) -> "Workload":
+    def from_json(cls, text: str) -> Workload:
         data = json.loads(text)
         data["latencies"] = Latencies(**data["latencies"])
         return cls(**data)

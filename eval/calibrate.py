@@ -13,9 +13,9 @@ from __future__ import annotations
 import argparse
 from datetime import date
 
+from app.domain.types import Evidence
 from app.language.question import analyse
 from app.pipeline.answerability import LexicalAnswerability
-from app.domain.types import Evidence
 from eval.cases import load_cases
 from eval.runner import run_mode
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 STATUSES = ("grounded", "abstained", "ungrounded")
 PAGE_KINDS = ("article", "hostile", "plain", "text", "robots", "real")

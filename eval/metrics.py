@@ -9,8 +9,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from eval.cases import Case
-from eval.text import lexical_support, normalised, sentences, strip_markers
 from eval.real_pages import corpus_text
+from eval.text import lexical_support, normalised, sentences, strip_markers
 from eval.web import InstalledWeb
 
 SUPPORT_THRESHOLD = 0.6  # harness's own lexical-support floor for a cited sentence

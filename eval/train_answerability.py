@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 from app.language.question import analyse
@@ -138,7 +138,7 @@ def main() -> None:
         "features": list(FEATURES), "bias": round(bias, 5), "weights": [round(w, 5) for w in weights],
         "similarity": args.similarity,
         "fitted_on": {"cases": args.cases, "split": "dev", "case_count": len(cases), "sentences": len(samples),
-                      "positives": sum(label for _, label in samples), "at": datetime.now(timezone.utc).isoformat()[:19]},
+                      "positives": sum(label for _, label in samples), "at": datetime.now(UTC).isoformat()[:19]},
         "dev": {"top1_states_gold": round(sum(top1) / max(1, len(top1)), 4), "answerable_at": best_t,
                 "balanced_accuracy": round(best_bal, 4), "skip_model_below": safe,
                 "answered_at_threshold": round(sum(s >= best_t for s in pos) / max(1, len(pos)), 4),

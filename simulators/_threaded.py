@@ -60,7 +60,7 @@ class ThreadedUvicorn:
 
     # --- lifecycle -----------------------------------------------------------------------------
 
-    def start(self) -> "ThreadedUvicorn":
+    def start(self) -> ThreadedUvicorn:
         if self._thread is not None:
             return self
         self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)

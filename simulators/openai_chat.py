@@ -21,8 +21,9 @@ import re
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Union
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -32,7 +33,7 @@ from starlette.routing import Route
 from ._record import Recorder
 from ._threaded import ThreadedUvicorn, bind_socket
 
-Reply = Union[str, dict, Callable[[dict], Any]]
+Reply = str | dict | Callable[[dict], Any]
 
 ERROR_DEFAULTS = {
     400: ("invalid_request_error", None, "Invalid request."),

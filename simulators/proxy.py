@@ -15,8 +15,8 @@ import fnmatch
 import ipaddress
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 from urllib.parse import urlsplit
 
 from ._record import Recorder
@@ -82,7 +82,7 @@ class ForwardProxy:
 
     # --- lifecycle -----------------------------------------------------------------------------
 
-    def start(self) -> "ForwardProxy":
+    def start(self) -> ForwardProxy:
         if self._thread is not None:
             return self
         ready = threading.Event()
@@ -111,13 +111,13 @@ class ForwardProxy:
         self._thread = None
         self._sock.close()
 
-    def __enter__(self) -> "ForwardProxy":
+    def __enter__(self) -> ForwardProxy:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    async def __aenter__(self) -> "ForwardProxy":
+    async def __aenter__(self) -> ForwardProxy:
         return await asyncio.to_thread(self.start)
 
     async def __aexit__(self, *exc: object) -> None:
@@ -150,7 +150,7 @@ class ForwardProxy:
         try:
             lines = head.decode("latin-1").split("\r\n")
             method, target, version = lines[0].split(" ", 2)
-            headers = [tuple(l.split(":", 1)) for l in lines[1:] if ":" in l]
+            headers = [tuple(line.split(":", 1)) for line in lines[1:] if ":" in line]
             if method == "CONNECT":
                 await self._tunnel(target, dict((k.strip().lower(), v.strip()) for k, v in headers),
                                    reader, writer)
@@ -183,7 +183,7 @@ class ForwardProxy:
             record.resolved = await self._resolve_host(record.host)
             return await asyncio.wait_for(asyncio.open_connection(record.resolved, record.port),
                                           self.upstream_timeout_s)
-        except (OSError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, OSError) as exc:
             record.status = 504 if isinstance(exc, asyncio.TimeoutError) else 502
             self.requests.append(record)
             return None
@@ -229,7 +229,7 @@ class ForwardProxy:
         try:
             status_head = await asyncio.wait_for(up_reader.readuntil(b"\r\n\r\n"),
                                                  self.upstream_timeout_s)
-        except (asyncio.TimeoutError, asyncio.IncompleteReadError, ConnectionError):
+        except (TimeoutError, asyncio.IncompleteReadError, ConnectionError):
             record.status = 504
             self.requests.append(record)
             up_writer.close()
@@ -238,7 +238,7 @@ class ForwardProxy:
         resp_lines = status_head.decode("latin-1").split("\r\n")
         record.status = int(resp_lines[0].split(" ", 2)[1])
         self.requests.append(record)
-        kept = [l for l in resp_lines[1:] if l and l.split(":", 1)[0].strip().lower() not in HOP_BY_HOP]
+        kept = [line for line in resp_lines[1:] if line and line.split(":", 1)[0].strip().lower() not in HOP_BY_HOP]
         writer.write(("\r\n".join([resp_lines[0], *kept, "Connection: close"]) + "\r\n\r\n")
                      .encode("latin-1"))
         await _pipe(up_reader, writer)

@@ -41,7 +41,7 @@ class RedisForTests:
         self.url = ""
         self.source = ""  # "machine" | "throwaway"
 
-    def start(self) -> "RedisForTests":
+    def start(self) -> RedisForTests:
         if self._use_machine and ping(self._machine_url):
             self.url, self.source = f"{self._machine_url}/{self._db}", "machine"
         else:
@@ -96,7 +96,7 @@ class RedisForTests:
                 self._proc.wait()
             self._proc = None
 
-    def __enter__(self) -> "RedisForTests":
+    def __enter__(self) -> RedisForTests:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -17,9 +17,10 @@ import asyncio
 import json
 import threading
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import Any, Callable, Iterable
+from typing import Any
 from urllib.parse import urlsplit
 
 from starlette.applications import Starlette

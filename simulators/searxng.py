@@ -18,9 +18,10 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import Any, Callable, Iterable
+from typing import Any
 from urllib.parse import parse_qsl, urlparse
 
 from starlette.applications import Starlette

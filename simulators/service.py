@@ -9,7 +9,8 @@ address). The lifespan runs: start-up before the first request, shutdown on stop
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ._threaded import ThreadedUvicorn, bind_socket
 

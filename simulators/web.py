@@ -18,7 +18,7 @@ import asyncio
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import format_datetime, parsedate_to_datetime
 from typing import Any
 
@@ -220,4 +220,4 @@ class WebServer(ThreadedUvicorn):
 
 def http_date(ts: float | None = None) -> str:
     """An HTTP-date (for Last-Modified / If-Modified-Since headers); now when `ts` is None."""
-    return format_datetime(datetime.fromtimestamp(ts or time.time(), tz=timezone.utc), usegmt=True)
+    return format_datetime(datetime.fromtimestamp(ts or time.time(), tz=UTC), usegmt=True)

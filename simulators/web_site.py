@@ -3,12 +3,11 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import Iterable
 
-from .web_pages import (HOSTILE_INSTRUCTION, article_html, gzip_bomb, hostile_html,
-                        near_duplicate_variants, tiny_png)
+from .web_pages import HOSTILE_INSTRUCTION, article_html, gzip_bomb, hostile_html, near_duplicate_variants, tiny_png
 
 HTML = "text/html; charset=utf-8"
 ALLOW_ALL_ROBOTS = "User-agent: *\nDisallow:\n"

@@ -12,11 +12,17 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:  # `app` and `simulators` importable under any pytest entry point
     sys.path.insert(0, str(REPO_ROOT))
 
-from simulators import (ForwardProxy, OpenAIChatServer, RedisForTests,  # noqa: E402
-                           RedisUnavailable, SearxngServer, ServiceServer, WebServer,
-                           make_openai_client)
+from simulators import (  # noqa: E402
+    ForwardProxy,
+    OpenAIChatServer,
+    RedisForTests,
+    RedisUnavailable,
+    SearxngServer,
+    ServiceServer,
+    WebServer,
+    make_openai_client,
+)
 from simulators.search_apis import BraveServer, SerperServer, TavilyServer  # noqa: E402
-
 
 # --- upstream servers: one per session, fresh script state per test ---------------------------
 

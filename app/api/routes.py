@@ -4,13 +4,13 @@ from __future__ import annotations
 import orjson
 from fastapi import APIRouter, Depends, Request
 from fastapi.exceptions import RequestValidationError
-from pydantic import ValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
+from pydantic import ValidationError
 
-from app.api.deps import api_call, get_state, request_id, require_auth
-from app.api.protocol import ChatCompletionRequest, ChatCompletionResponse, ContextRequest, ContextResponse
 from app.api.chat import ChatResult, serve_chat
 from app.api.context import serve_context
+from app.api.deps import api_call, get_state, request_id, require_auth
+from app.api.protocol import ChatCompletionRequest, ChatCompletionResponse, ContextRequest, ContextResponse
 from app.api.traces import load_trace
 from app.errors import NotFound
 from app.metrics_export import render_metrics

@@ -43,7 +43,7 @@ def version_key(url: str) -> str:
     return "pagever:" + normalize_url(url)
 
 
-async def store_entry(cache, url: str, entry: "PageEntry") -> None:
+async def store_entry(cache, url: str, entry: PageEntry) -> None:
     """Store the entry and its version key, kept REVALIDATE_WINDOW_S past its freshness."""
     raw = encode_entry(entry)
     if raw is None:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
-from typing import Awaitable, Callable, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from app import metrics
 

@@ -6,7 +6,7 @@ web was common or in the future, and a wrong date is worse than none.
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
 MIN_DATE = date(1995, 1, 1)
 
@@ -47,7 +47,7 @@ def plausible(year: int, month: int, day: int, today: date | None = None) -> dat
         found = date(year, month, day)
     except ValueError:
         return None
-    latest = (today or datetime.now(timezone.utc).date()) + timedelta(days=1)
+    latest = (today or datetime.now(UTC).date()) + timedelta(days=1)
     return found if MIN_DATE <= found <= latest else None
 
 

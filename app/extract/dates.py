@@ -25,6 +25,7 @@ from datetime import date
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from app.domain.types import PageDates
 from app.extract.date_parse import (
     date_in_url,
     local_day_of_utc_stamp,
@@ -33,7 +34,6 @@ from app.extract.date_parse import (
     parse_human_date,
     utc_offset_for_url,
 )
-from app.domain.types import PageDates
 
 PUBLISHED_META = (
     "article:published_time", "og:published_time", "og:article:published_time", "datepublished",

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 
 from selectolax.lexbor import LexborHTMLParser
 
+from app.domain.types import TextBlock
 from app.extract.html_blocks import build_tree
 from app.extract.html_furniture import drop_title_repeat
 from app.extract.html_select import block_value, select_main_blocks  # noqa: F401  (re-exported)
 from app.extract.text_clean import collapse_spaces, strip_invisible
-from app.domain.types import TextBlock
 
 MIN_MAIN_CHARS = 200  # under this much kept text a page is an empty shell, whatever else it has
 _SHELL_RE = re.compile(

@@ -10,8 +10,8 @@ are skipped; comments never reach the text.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from selectolax.lexbor import LexborNode
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-from app.extract.text_clean import strip_invisible
 from app.domain.types import TextBlock
+from app.extract.text_clean import strip_invisible
 
 # Short lines that are page furniture on any site: bylines, datelines, credits, calls to action.
 _BOILERPLATE_RE = re.compile(

@@ -5,9 +5,9 @@ import io
 import logging
 import re
 
+from app.domain.types import TextBlock
 from app.extract.html import MIN_MAIN_CHARS, Extraction
 from app.extract.text_clean import collapse_spaces, strip_invisible
-from app.domain.types import TextBlock
 
 log = logging.getLogger(__name__)
 _PARAGRAPH_BREAK_RE = re.compile(r"\n\s*\n")

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from app.domain.types import FetchedPage, FetchReason
 from app.fetch.address import AddressPolicy, InvalidHost, literal_address, normalize_host
 from app.fetch.body import (
     ALLOWED_TYPES,
@@ -37,7 +38,6 @@ from app.fetch.robots import (
     rules_from_response,
 )
 from app.fetch.transport import UnpinnedDial, build_client, pinned
-from app.domain.types import FetchedPage, FetchReason
 
 log = logging.getLogger(__name__)
 

@@ -49,8 +49,8 @@ _HOW_MUCH_MEASURE = re.compile(r"\bhow much\b.*\b(?:weigh\w*|hold|holds|last|las
 _MASS = re.compile(r"\bhow much (?:time|water|memory|storage|space|ram|power|energy|data|fuel|weight|traffic|"
                    r"electricity|rain|snow|land|oil|gas|sleep)\b", re.I)
 _ORDER: list[tuple[AskedKind, re.Pattern]] = [
-    (AskedKind.how_to, re.compile(rf"^\s*(?:how\s+(?:do|can|could|should|would|to)\b|what(?:'s| is) the (?:best |right |easiest )?way to\b"
-                                  rf"|is there a way to\b|can i\b)", re.I)),
+    (AskedKind.how_to, re.compile(r"^\s*(?:how\s+(?:do|can|could|should|would|to)\b|what(?:'s| is) the (?:best |right |easiest )?way to\b"
+                                  r"|is there a way to\b|can i\b)", re.I)),
     (AskedKind.percent, re.compile(r"\b(?:what|which) (?:percent|percentage|share|proportion|fraction)\b|\bwhat % ", re.I)),
     (AskedKind.count, re.compile(r"\bhow many\b|\bnumber of\b|\b(?:population|headcount|death toll|attendance)\b", re.I)),
     (AskedKind.measure, re.compile(r"\bhow (?:fast|far|long|big|large|tall|heavy|old|wide|high|deep|powerful|strong|hot|"

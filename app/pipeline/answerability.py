@@ -13,17 +13,17 @@ import json
 import math
 import re
 from collections import Counter
-from functools import lru_cache
-from pathlib import Path
 from dataclasses import dataclass, field
 from datetime import date
+from functools import lru_cache
+from pathlib import Path
 from typing import Protocol
 
+from app.domain.types import Evidence
+from app.language.anchors import about_a_sibling, covered
 from app.language.question import AskedKind, QuestionAnalysis
 from app.language.text import YEAR, split_sentences, terms
 from app.language.values import find_values
-from app.language.anchors import about_a_sibling, covered
-from app.domain.types import Evidence
 from app.providers.rerank.base import Reranker
 
 # Value kinds a parser checks, and the Value kinds that satisfy each.

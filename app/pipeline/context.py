@@ -41,7 +41,7 @@ class Options:
     max_tokens: int | None = None
 
     @classmethod
-    def resolve(cls, g, settings: Settings, **sampling) -> "Options":
+    def resolve(cls, g, settings: Settings, **sampling) -> Options:
         return cls(
             mode=g.mode,
             freshness_days=g.freshness_days,

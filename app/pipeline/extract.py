@@ -1,10 +1,10 @@
 """Extract: main text blocks and publication dates of each fetched page, as Documents."""
 from __future__ import annotations
 
+from app.domain.types import Document, FetchedPage, FetchReason, PageDates, SearchHit, TextBlock
 from app.extract.dates import find_page_dates
 from app.extract.html import extract_html, parse_html
 from app.extract.text_clean import content_hash
-from app.domain.types import Document, FetchedPage, FetchReason, PageDates, SearchHit, TextBlock
 from app.urls import registrable_domain
 
 MIN_TEXT_CHARS = 200

@@ -11,18 +11,18 @@ import asyncio
 import re
 import time
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from app import metrics
+from app.cache.page_cache import REVALIDATE_WINDOW_S, PageEntry, decode_entry, page_key, store_entry
+from app.cache.singleflight import SingleFlight
+from app.domain.types import Document, FetchedPage, FetchReason, PageDates, SearchHit, TextBlock
 from app.extract.text_clean import content_hash
+from app.fetch.base import Fetcher
 from app.pipeline.conflicts import PATTERNS, asked_attribute
 from app.pipeline.context import RunContext
 from app.pipeline.extract import extract_page
-from app.cache.page_cache import REVALIDATE_WINDOW_S, PageEntry, decode_entry, page_key, store_entry
-from app.cache.singleflight import SingleFlight
-from app.fetch.base import Fetcher
 from app.providers.cache.base import Cache
-from app.domain.types import Document, FetchedPage, FetchReason, PageDates, SearchHit, TextBlock
 from app.urls import registrable_domain
 
 
@@ -82,7 +82,7 @@ async def _load(hit: SearchHit, rank: int, ctx: RunContext, fetcher: Fetcher, ca
     if hit.raw_content is not None:
         page = FetchedPage(url=hit.url, requested_url=hit.url, reason=FetchReason.from_provider, status=200,
                            content_type=hit.raw_content_type, body=hit.raw_content.encode("utf-8"),
-                           fetched_at=datetime.now(timezone.utc))
+                           fetched_at=datetime.now(UTC))
         return page, await _extract(page, hit, rank, ctx)
     policy = ctx.options.cache
     if cache is None or policy == "bypass":

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from datetime import date
 
-from app.pipeline.context import RunContext
 from app.domain.types import AbstentionReason, Conflict, Evidence, GateVerdict
+from app.pipeline.context import RunContext
 
 
 def check_gate(evidence: list[Evidence], conflicts: list[Conflict], question: str, freshness_days: int,

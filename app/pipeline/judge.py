@@ -8,10 +8,10 @@ import logging
 import re
 
 from app import metrics
+from app.domain.types import Claim, Evidence
 from app.errors import UpstreamError
 from app.pipeline.context import RunContext
 from app.providers.llm.base import ChatModel
-from app.domain.types import Claim, Evidence
 
 log = logging.getLogger(__name__)
 MAX_JUDGED = 6  # per answer: the judge is a tie-breaker, not a second composer

@@ -4,17 +4,17 @@ and the helpers below only wire a stage to the run's context and timings."""
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from app import metrics
+from app.domain.types import AbstentionReason, Draft, Evidence, GroundingStatus, Plan, Route, SelectionDecision
 from app.errors import UpstreamError
-from app.pipeline import cite, conflicts as conflict_stage, fetch, gate, plan, route, search
-from app.pipeline.composers import ExtractiveComposer, ModelComposer
-from app.pipeline import answerability, judge, select, verify
 from app.language.question import analyse
+from app.pipeline import answerability, cite, fetch, gate, judge, plan, route, search, select, verify
+from app.pipeline import conflicts as conflict_stage
+from app.pipeline.composers import ExtractiveComposer, ModelComposer
 from app.pipeline.context import RunContext
 from app.pipeline.result import Abstention, PipelineResult
-from app.domain.types import AbstentionReason, Draft, Evidence, GroundingStatus, Plan, Route, SelectionDecision
 from app.state import ServiceState
 
 log = logging.getLogger(__name__)
@@ -261,7 +261,7 @@ def _abstain(result: PipelineResult, reason: AbstentionReason, failed: list[str]
 
 def new_context(request_id: str, options, settings, tokens) -> RunContext:
     return RunContext(request_id=request_id, options=options, settings=settings,
-                      today=datetime.now(timezone.utc).date(), tokens=tokens)
+                      today=datetime.now(UTC).date(), tokens=tokens)
 
 
 async def gather_context(query: str, ctx: RunContext, state: ServiceState):

@@ -12,13 +12,14 @@ import re
 from datetime import date
 
 from app import metrics
-from app.errors import UpstreamError
-from app.pipeline.route import is_time_sensitive
 from app.domain.types import Plan
-from app.language.text import STOP_WORDS, YEAR as _YEAR, words
+from app.errors import UpstreamError
 from app.language.question import analyse
+from app.language.text import STOP_WORDS, words
+from app.language.text import YEAR as _YEAR
 from app.language.time import default_window
 from app.pipeline.context import RunContext
+from app.pipeline.route import is_time_sensitive
 from app.providers.llm.base import ChatModel
 
 log = logging.getLogger(__name__)

@@ -18,7 +18,7 @@ class Policy:
     min_groundedness: float  # supported share of factual sentences under which the answer abstains
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> "Policy":
+    def from_settings(cls, settings: Settings) -> Policy:
         return cls(answerable_at=settings.answerable_at, skip_model_below=settings.skip_model_below,
                    support_threshold=settings.support_threshold,
                    min_groundedness=settings.min_groundedness)

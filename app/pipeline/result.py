@@ -3,10 +3,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from app.domain.types import (
+    AbstentionReason,
+    Claim,
+    Conflict,
+    Document,
+    Evidence,
+    FetchedPage,
+    GroundingStatus,
+    Plan,
+    Route,
+    SearchOutcome,
+    Selection,
+)
 from app.pipeline.answerability import Answerability
 from app.pipeline.context import RunContext
-from app.domain.types import (AbstentionReason, Claim, Conflict, Document, Evidence, FetchedPage, GroundingStatus,
-                                Plan, Route, SearchOutcome, Selection)
 
 ABSTENTION_MESSAGES = {
     AbstentionReason.no_search_results: "I could not find any search results for this question.",

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import re
 
-from app.language.question import analyse
 from app.domain.types import Route
+from app.language.question import analyse
 
 _TRANSFORM = re.compile(
     r"^\s*(please\s+)?(summari[sz]e|translate|rewrite|rephrase|paraphrase|proofread|correct|fix|refactor|"

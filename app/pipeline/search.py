@@ -10,13 +10,13 @@ from dataclasses import replace
 import orjson
 
 from app import metrics
-from app.errors import ProviderLogicalError, ProviderTechnicalError
-from app.pipeline.context import RunContext
 from app.cache.singleflight import SingleFlight
-from app.providers.cache.base import Cache
 from app.domain.types import SearchHit, SearchOutcome, SearchResult
-from app.providers.search.base import SearchProvider, SearchQuery
+from app.errors import ProviderLogicalError, ProviderTechnicalError
 from app.language.text import terms
+from app.pipeline.context import RunContext
+from app.providers.cache.base import Cache
+from app.providers.search.base import SearchProvider, SearchQuery
 from app.urls import domain_matches, host_of, normalize_url
 
 log = logging.getLogger(__name__)

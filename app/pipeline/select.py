@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from datetime import date
 
+from app.domain.types import Document, Evidence, Selection, SelectionDecision
+from app.language.text import terms, words
 from app.pipeline.context import RunContext
 from app.pipeline.injection import strip_instructions
 from app.pipeline.passages import MIN_CHARS as MIN_PASSAGE_CHARS
 from app.pipeline.passages import Passage, bm25, split_passages
-from app.domain.types import Document, Evidence, Selection, SelectionDecision
-from app.language.text import terms, words
 from app.urls import domain_matches, host_of
 
 NEAR_DUP_THRESHOLD = 0.7  # Jaccard of 5-word shingles (see docs/ARCHITECTURE.md)

@@ -15,8 +15,6 @@ from app.language.question import QuestionAnalysis
 from app.language.support import LexicalSupport, SupportScore
 from app.language.text import terms
 
-
-
 log = logging.getLogger(__name__)
 _SCORER = LexicalSupport()
 

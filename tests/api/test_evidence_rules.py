@@ -7,10 +7,10 @@ from datetime import timedelta
 
 import httpx
 
-from tests.api.helpers import TODAY, chat, planner_or
 from simulators import CANARY
 from simulators.searxng import searx_result
 from simulators.web_site import add_near_duplicates_across
+from tests.api.helpers import TODAY, chat, planner_or
 
 STORY = [
     "Orbit Analytics released version 4.2 of its data platform on Tuesday, adding streaming joins and a new query planner.",

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import httpx
 
-from tests.api.helpers import TODAY, chat, planner_or
 from simulators.searxng import searx_result
+from tests.api.helpers import TODAY, chat, planner_or
 
 
 def test_trace_explains_a_scripted_wrong_answer(searxng, web, llm, service_factory):

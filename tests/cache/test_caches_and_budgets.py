@@ -70,8 +70,8 @@ def test_changed_page_invalidates_cached_answer(searxng, web, llm, service_facto
 def test_stale_page_is_revalidated_with_a_conditional_get(searxng, web, llm, service_factory, redis_url):
     site = web.site("news-a.test")
     other = web.site("blog-b.test")
-    from tests.api.helpers import ACME, TODAY
     from simulators.searxng import searx_result
+    from tests.api.helpers import ACME, TODAY
 
     u1 = site.add_article("/p", "Acme price A", ACME, published=TODAY, conditional=True)
     u2 = other.add_article("/p", "Acme price B", [

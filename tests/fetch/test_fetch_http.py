@@ -10,8 +10,8 @@ from datetime import UTC
 import pytest
 import trustme
 
-from app.fetch.fetcher import PageFetcher
 from app.domain.types import FetchReason
+from app.fetch.fetcher import PageFetcher
 from app.settings import Settings
 from tests.fetch.conftest import FakeResolver, respond
 

@@ -19,7 +19,7 @@ async def test_a_burst_of_timeouts_does_not_jam_the_pool(make_server, make_fetch
 
     servers = [await make_server(routes={"/slow": slow, "/fast": fast}) for _ in range(6)]
     fetcher = make_fetcher(ports=[s.port for s in servers], max_connections=4, per_host_concurrency=8, timeout_s=3.0)
-    for round_ in range(3):
+    for _round in range(3):
         burst = await asyncio.gather(*(fetcher.fetch(servers[i % 6].url("/slow"), deadline_s=0.05 + 0.01 * (i % 5))
                                        for i in range(40)))
         assert all(p.reason is FetchReason.timeout for p in burst)

@@ -5,8 +5,8 @@ import asyncio
 
 import pytest
 
-from app.fetch.robots import ALLOW_ALL, RobotsCache, agent_token
 from app.domain.types import FetchReason
+from app.fetch.robots import ALLOW_ALL, RobotsCache, agent_token
 from tests.fetch.conftest import FakeResolver, respond
 
 

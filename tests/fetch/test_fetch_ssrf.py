@@ -6,9 +6,9 @@ import asyncio
 import httpcore
 import pytest
 
+from app.domain.types import FetchReason
 from app.fetch.address import AddressPolicy
 from app.fetch.transport import PinnedNetworkBackend, UnpinnedDial, pinned
-from app.domain.types import FetchReason
 from tests.fetch.conftest import FakeResolver, respond
 
 

@@ -1,11 +1,11 @@
 """Builders for unit tests of the pipeline stages."""
 from __future__ import annotations
 
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 
 from app.api.protocol import GroundingOptions
-from app.pipeline.context import Options, RunContext
 from app.domain.types import Document, Evidence, PageDates, TextBlock
+from app.pipeline.context import Options, RunContext
 from app.settings import Settings
 from app.urls import registrable_domain
 
@@ -23,7 +23,7 @@ def make_doc(url: str, paragraphs: list[str], *, published: date | None = None, 
     blocks = [TextBlock("heading", title, 1)] + [TextBlock("paragraph", p) for p in paragraphs]
     return Document(url=url, title=title, domain=registrable_domain(url), blocks=blocks,
                     dates=PageDates(published=published, source="meta" if published else "unknown"),
-                    fetched_at=datetime.now(timezone.utc), content_hash=url, rank=rank, primary=primary)
+                    fetched_at=datetime.now(UTC), content_hash=url, rank=rank, primary=primary)
 
 
 def make_evidence(span_id: str, text: str, *, url: str | None = None, published: date | None = None,

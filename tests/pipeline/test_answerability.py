@@ -1,6 +1,6 @@
 """Answerability: relevance × question type decides, not the gate (which is structural only)."""
 from app.language.question import analyse
-from app.pipeline.answerability import LexicalAnswerability, build_scorer, quotable
+from app.pipeline.answerability import build_scorer, quotable
 from app.pipeline.composers import NO_ANSWER, compose_extractive
 from app.pipeline.gate import check_gate
 from tests.pipeline.helpers import TODAY, make_ctx, make_evidence

@@ -1,11 +1,11 @@
 from datetime import timedelta
 
+from app.domain.types import AbstentionReason
 from app.pipeline.conflicts import detect_conflicts, preferred_value
 from app.pipeline.gate import check_gate
 from app.pipeline.select import select_evidence
-from app.domain.types import AbstentionReason
-from app.tokens import TokenCounter
 from app.settings import Settings
+from app.tokens import TokenCounter
 from tests.pipeline.helpers import TODAY, make_ctx, make_doc, make_evidence
 
 ARTICLE = [

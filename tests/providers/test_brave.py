@@ -1,7 +1,7 @@
 """Brave Search API provider against a local server speaking Brave's protocol."""
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -41,8 +41,8 @@ async def test_maps_results_to_hits(brave, make_provider):
     assert [h.rank for h in result.hits] == [0, 1, 2]
     first = result.hits[0]
     assert (first.title, first.snippet, first.provider) == ("Foo 2.0 released", "Foo 2.0 & more", "brave")
-    assert first.published_at == datetime(2025, 3, 4, 9, 30, tzinfo=timezone.utc)
-    age = datetime.now(timezone.utc) - result.hits[1].published_at
+    assert first.published_at == datetime(2025, 3, 4, 9, 30, tzinfo=UTC)
+    age = datetime.now(UTC) - result.hits[1].published_at
     assert timedelta(days=2, hours=23) < age < timedelta(days=3, hours=1)
     assert result.hits[2].published_at is None and first.raw_content is None
 

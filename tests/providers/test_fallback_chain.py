@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import date
 
 import httpx
+
 from simulators import searx_result
 from simulators.search_apis import api_hit
 

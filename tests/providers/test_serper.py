@@ -1,7 +1,7 @@
 """Serper (Google results) provider against a local server speaking Serper's protocol."""
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -45,8 +45,8 @@ async def test_maps_results_to_hits(serper, make_provider):
     assert [h.rank for h in result.hits] == [0, 1, 2]
     assert {h.provider for h in result.hits} == {"serper"}
     # the server sends Serper's "Jan 5, 2025" form
-    assert result.hits[0].published_at == datetime(2025, 1, 5, tzinfo=timezone.utc)
-    age = datetime.now(timezone.utc) - result.hits[1].published_at
+    assert result.hits[0].published_at == datetime(2025, 1, 5, tzinfo=UTC)
+    age = datetime.now(UTC) - result.hits[1].published_at
     assert timedelta(days=2, hours=23) < age < timedelta(days=3, hours=1)
     assert result.hits[2].published_at is None
 

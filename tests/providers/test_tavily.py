@@ -1,7 +1,7 @@
 """Tavily Search API provider against a local server speaking Tavily's protocol."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -54,8 +54,8 @@ async def test_maps_results_to_hits(tavily, make_provider):
     assert {h.provider for h in result.hits} == {"tavily"}
     assert (result.hits[0].title, result.hits[0].snippet) == ("Foo 2.0 released", "Foo 2.0 shipped.")
     # the server sends Tavily's RFC 1123 form: "Tue, 04 Mar 2025 10:30:00 GMT"
-    assert result.hits[0].published_at == datetime(2025, 3, 4, 10, 30, tzinfo=timezone.utc)
-    assert result.hits[1].published_at == datetime(2025, 2, 1, tzinfo=timezone.utc)
+    assert result.hits[0].published_at == datetime(2025, 3, 4, 10, 30, tzinfo=UTC)
+    assert result.hits[1].published_at == datetime(2025, 2, 1, tzinfo=UTC)
     assert result.hits[2].published_at is None
     assert all(h.raw_content is None for h in result.hits)  # not requested by default
 

@@ -44,9 +44,7 @@ def compose_extractive(question: str, evidence: list[Evidence], conflicts: list[
     pool = [m for m in assessment.best if m.score >= floor * share]
     lead_rank = pool[0].rank if pool else 0.0
     while pool and len(chosen) < limit:
-        def gain(m: SentenceMatch) -> float:
-            return m.rank + (0.5 * len((set(terms(m.sentence)) & q) - covered_terms) / max(1, len(q)) if covered_terms else 0.0)
-        best = pool[0] if not chosen else max(pool, key=gain)
+        best = pool[0] if not chosen else max(pool, key=lambda m, done=frozenset(covered_terms): _gain(m, q, done))
         pool.remove(best)
         if any(best.sentence in s or s in best.sentence for s, _ in chosen):
             continue
@@ -65,6 +63,11 @@ def compose_extractive(question: str, evidence: list[Evidence], conflicts: list[
         chosen = chosen[:1] + sorted(chosen[1:], key=lambda c: order[c[1].span_id])
     text = " ".join(_cite(s, ev.span_id) for s, ev in chosen)
     return Draft(text=text, composer="extractive")
+
+
+def _gain(m: SentenceMatch, q: set[str], covered_terms: frozenset[str]) -> float:
+    """A candidate's rank plus what it adds of the question that the chosen sentences do not cover."""
+    return m.rank + 0.5 * len((set(terms(m.sentence)) & q) - covered_terms) / max(1, len(q))
 
 
 SECONDARY_SHARE = 0.5  # a sentence after the first must score at least this share of answerable_at

@@ -8,12 +8,11 @@ from __future__ import annotations
 import re
 import secrets
 
+from app.domain.types import Conflict, Draft, Evidence
 from app.pipeline.composers.base import NO_ANSWER
 from app.pipeline.conflicts import preferred_value
 from app.pipeline.context import RunContext
 from app.providers.llm.base import ChatModel
-from app.domain.types import Conflict, Draft, Evidence
-
 
 SYSTEM = """You answer the user's question using only the evidence spans provided. Today is {today}.
 Rules:

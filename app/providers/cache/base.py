@@ -1,7 +1,8 @@
 """Cache protocol: bytes in, bytes out, with a TTL. Failures never reach the request."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from app.settings import Settings
@@ -43,5 +44,5 @@ def register_cache(name: str, factory: CacheFactory) -> None:
     _REGISTRY[name] = factory
 
 
-def build_cache(settings: "Settings") -> Cache:
+def build_cache(settings: Settings) -> Cache:
     return _REGISTRY["redis" if settings.redis_url else "memory"](settings)

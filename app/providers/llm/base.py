@@ -1,8 +1,9 @@
 """Chat-model provider protocol and registry (OpenAI-compatible backends register as "openai")."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from app.settings import Settings
@@ -46,7 +47,7 @@ def register_chat_model(name: str, factory: ChatModelFactory) -> None:
     _REGISTRY[name] = factory
 
 
-def build_chat_model(name: str, settings: "Settings") -> ChatModel:
+def build_chat_model(name: str, settings: Settings) -> ChatModel:
     if name not in _REGISTRY:
         from app.errors import GroundingError
 

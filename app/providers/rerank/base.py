@@ -3,7 +3,8 @@ may configure a local cross-encoder (`GA_RERANKER=cross-encoder`, `GA_RERANKER_P
 nothing is ever downloaded at run time."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from app.settings import Settings
@@ -26,11 +27,11 @@ def register_reranker(name: str, factory: RerankerFactory) -> None:
     _REGISTRY[name] = factory
 
 
-def build_reranker(settings: "Settings") -> Reranker | None:
+def build_reranker(settings: Settings) -> Reranker | None:
     return build_named_reranker(settings.reranker, settings)
 
 
-def build_named_reranker(name: str | None, settings: "Settings") -> Reranker | None:
+def build_named_reranker(name: str | None, settings: Settings) -> Reranker | None:
     if not name:
         return None
     from app.errors import GroundingError

@@ -5,8 +5,9 @@ settings and the shared httpx client at start-up.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import httpx
 
@@ -49,7 +50,7 @@ def search_provider_names() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def build_search_provider(name: str, settings: "Settings", client: httpx.AsyncClient) -> SearchProvider:
+def build_search_provider(name: str, settings: Settings, client: httpx.AsyncClient) -> SearchProvider:
     from app.errors import GroundingError
 
     try:

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 import httpx
 
-from app.errors import ProviderLogicalError
 from app.domain.types import SearchResult
+from app.errors import ProviderLogicalError
 from app.providers.search.base import SearchQuery, register_search_provider
 from app.providers.search.web_api import (
     call_json_api,
@@ -66,7 +66,7 @@ class BraveSearch:
         pass  # the shared client belongs to the lifespan
 
 
-def _factory(settings: "Settings", client: httpx.AsyncClient) -> BraveSearch:
+def _factory(settings: Settings, client: httpx.AsyncClient) -> BraveSearch:
     key = require_key(PROVIDER_NAME, settings.brave_api_key, "GA_BRAVE_API_KEY")
     return BraveSearch(key, client, url=settings.brave_url)
 

@@ -19,8 +19,8 @@ import httpx
 
 from app.corpus.domains import is_primary
 from app.corpus.index import CorpusIndex
-from app.errors import ProviderLogicalError, ProviderTechnicalError
 from app.domain.types import SearchHit, SearchResult
+from app.errors import ProviderLogicalError, ProviderTechnicalError
 from app.providers.search.base import SearchQuery, register_search_provider
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ class LocalCorpusSearch:
 
     @classmethod
     def open(cls, corpus_dir: Path, index_path: Path | None = None,
-             primary_domains: list[str] | None = None) -> "LocalCorpusSearch":
+             primary_domains: list[str] | None = None) -> LocalCorpusSearch:
         """Index corpus_dir (in memory, or in index_path reused while current). A deployment may
         ship only the index file: with corpus_dir absent, index_path is opened as is."""
         if not Path(corpus_dir).exists() and index_path is not None and Path(index_path).is_file():
@@ -101,7 +101,7 @@ class LocalCorpusSearch:
             await asyncio.to_thread(index.close)
 
 
-def build_local_corpus(settings: "Settings", http_client: httpx.AsyncClient) -> LocalCorpusSearch:
+def build_local_corpus(settings: Settings, http_client: httpx.AsyncClient) -> LocalCorpusSearch:
     """Factory for the registry; http_client is unused (the corpus needs no network)."""
     return LocalCorpusSearch.open(
         settings.corpus_dir, settings.corpus_index_path, primary_domains=settings.primary_domains

@@ -9,8 +9,8 @@ from datetime import datetime
 
 import httpx
 
-from app.errors import ProviderLogicalError, ProviderTechnicalError
 from app.domain.types import SearchHit, SearchResult
+from app.errors import ProviderLogicalError, ProviderTechnicalError
 from app.providers.search.base import SearchQuery, register_search_provider
 from app.settings import Settings
 

@@ -56,7 +56,7 @@ class SerperSearch:
         pass  # the shared client belongs to the lifespan
 
 
-def _factory(settings: "Settings", client: httpx.AsyncClient) -> SerperSearch:
+def _factory(settings: Settings, client: httpx.AsyncClient) -> SerperSearch:
     key = require_key(PROVIDER_NAME, settings.serper_api_key, "GA_SERPER_API_KEY")
     return SerperSearch(key, client, url=settings.serper_url)
 

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from app.errors import ProviderLogicalError
 from app.domain.types import SearchHit, SearchResult
+from app.errors import ProviderLogicalError
 from app.providers.search.base import SearchQuery, register_search_provider
 from app.providers.search.web_api import (
     call_json_api,
@@ -83,7 +83,7 @@ class TavilySearch:
         pass  # the shared client belongs to the lifespan
 
 
-def _factory(settings: "Settings", client: httpx.AsyncClient) -> TavilySearch:
+def _factory(settings: Settings, client: httpx.AsyncClient) -> TavilySearch:
     key = require_key(PROVIDER_NAME, settings.tavily_api_key, "GA_TAVILY_API_KEY")
     return TavilySearch(key, client, url=settings.tavily_url)
 

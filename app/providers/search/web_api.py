@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import html
 import re
-from datetime import datetime, timedelta, timezone
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
-from typing import Any, Callable
+from typing import Any
 
 import httpx
 
+from app.domain.types import SearchHit
 from app.errors import GroundingError, ProviderLogicalError, ProviderTechnicalError
 from app.extract.date_parse import MIN_DATE, parse_human_date
-from app.domain.types import SearchHit
 
 MAX_DETAIL_CHARS = 200
 # (status, detail) -> the error for a provider-specific status, or None for the common mapping.
@@ -122,7 +123,7 @@ def parse_result_date(value: Any, now: datetime | None = None) -> datetime | Non
     if not isinstance(value, str) or not value.strip():
         return None
     text = value.strip()
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     found: datetime | None = None
     try:
         found = datetime.fromisoformat(text.replace("Z", "+00:00"))
@@ -136,11 +137,11 @@ def parse_result_date(value: Any, now: datetime | None = None) -> datetime | Non
         elif stamp := _rfc2822(text):
             found = stamp
         elif day := parse_human_date(text):
-            found = datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
+            found = datetime(day.year, day.month, day.day, tzinfo=UTC)
     if found is None:
         return None
     if found.tzinfo is None:
-        found = found.replace(tzinfo=timezone.utc)  # these APIs send naive stamps in UTC
+        found = found.replace(tzinfo=UTC)  # these APIs send naive stamps in UTC
     if found.date() < MIN_DATE or found > now + timedelta(days=1):
         return None
     return found
