@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 import orjson
 
@@ -14,7 +15,7 @@ from app.api.render import build_body, build_trace, headers_for
 from app.api.sse import stream_chunks
 from app.api.traces import link_trace
 from app.cache import answer_cache
-from app.pipeline.context import Options
+from app.pipeline.context import Options, RunContext
 from app.pipeline.orchestrator import new_context, run_pipeline
 from app.pipeline.plan import default_freshness
 from app.pipeline.result import PipelineResult
@@ -27,7 +28,7 @@ SAMPLING_PARAMS = ("temperature", "top_p", "seed", "stop")
 class ChatResult:
     """A complete answer, sent as one JSON body."""
 
-    body: dict
+    body: dict[str, Any]
     headers: dict[str, str]
 
 
@@ -49,7 +50,7 @@ async def serve_chat(req: ChatCompletionRequest, state: ServiceState, request_id
     turns = [(m.role, m.text()) for m in req.messages if m.role in ("user", "assistant", "system", "developer")]
     model = req.model or settings.public_model_name
 
-    async def answer() -> tuple[dict, dict[str, str]]:
+    async def answer() -> tuple[dict[str, Any], dict[str, str]]:
         result = await run_pipeline(turns, ctx, state)
         if result.composer.startswith("extractive"):
             ctx.ignored_params = sorted(set(ctx.ignored_params) | {p for p in SAMPLING_PARAMS if getattr(req, p) is not None})
@@ -71,7 +72,9 @@ async def serve_chat(req: ChatCompletionRequest, state: ServiceState, request_id
     return ChatResult(body, headers)
 
 
-async def _answer_with_cache(answer, turns, ctx, state: ServiceState, request_id: str) -> dict:
+async def _answer_with_cache(answer: Callable[[], Awaitable[tuple[dict[str, Any], dict[str, str]]]],
+                             turns: list[tuple[str, str]], ctx: RunContext, state: ServiceState,
+                             request_id: str) -> dict[str, Any]:
     """Serve from the answer cache when the freshness class allows and the evidence is unchanged;
     concurrent identical questions run the pipeline once."""
     opts, settings = ctx.options, state.settings

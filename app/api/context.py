@@ -1,13 +1,15 @@
 """/v1/context serving: evidence blocks within a token budget, no composition."""
 from __future__ import annotations
 
+from typing import Any
+
 from app.api.protocol import ContextRequest, GroundingOptions
 from app.pipeline.context import Options
 from app.pipeline.orchestrator import gather_context, new_context
 from app.state import ServiceState
 
 
-async def serve_context(req: ContextRequest, state: ServiceState, request_id: str) -> dict:
+async def serve_context(req: ContextRequest, state: ServiceState, request_id: str) -> dict[str, Any]:
     g = GroundingOptions(include_domains=req.include_domains, exclude_domains=req.exclude_domains,
                          freshness_days=req.freshness_days, max_fetches=req.depth, max_evidence=30,
                          token_budget=req.token_budget, cache=req.cache)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
+from typing import cast
 
 from fastapi import Request
 
@@ -12,7 +13,7 @@ from app.state import ServiceState
 
 # async on purpose: FastAPI runs plain `def` dependencies in a thread pool, a hop per request.
 async def get_state(request: Request) -> ServiceState:
-    return request.app.state.service
+    return cast(ServiceState, request.app.state.service)
 
 
 async def require_auth(request: Request) -> None:
@@ -26,7 +27,7 @@ async def require_auth(request: Request) -> None:
 
 
 async def request_id(request: Request) -> str:
-    return request.state.request_id
+    return cast(str, request.state.request_id)
 
 
 @dataclass(slots=True)

@@ -21,7 +21,7 @@ def _response(exc: GroundingError, request: Request) -> JSONResponse:
     return JSONResponse(exc.to_body(), status_code=exc.status_code, headers=headers)
 
 
-def _param(loc: tuple) -> str | None:
+def _param(loc: tuple[int | str, ...]) -> str | None:
     parts = [p for p in loc if p not in ("body",)]
     out = ""
     for p in parts:
@@ -31,13 +31,13 @@ def _param(loc: tuple) -> str | None:
 
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(GroundingError)
-    async def _grounding(request: Request, exc: GroundingError):
+    async def _grounding(request: Request, exc: GroundingError) -> JSONResponse:
         if exc.status_code >= 500:
             log.error("request failed: %s", exc.message)
         return _response(exc, request)
 
     @app.exception_handler(RequestValidationError)
-    async def _validation(request: Request, exc: RequestValidationError):
+    async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
         errors = exc.errors()
         first = errors[0] if errors else {}
         param = _param(tuple(first.get("loc", ())))
@@ -50,14 +50,14 @@ def install_error_handlers(app: FastAPI) -> None:
         return _response(InvalidRequest(message, param=param), request)
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(request: Request, exc: StarletteHTTPException):
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         err = GroundingError(str(exc.detail), code="not_found" if exc.status_code == 404 else "http_error")
         err.status_code = exc.status_code
         err.error_type = "invalid_request_error" if exc.status_code < 500 else "server_error"
         return _response(err, request)
 
     @app.exception_handler(Exception)
-    async def _unexpected(request: Request, exc: Exception):
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
         log.exception("unhandled error")
         return _response(GroundingError("internal error; the request id in X-Request-Id identifies it in the logs"),
                          request)

@@ -9,6 +9,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from app.domain.types import AbstentionReason, FetchReason, GroundingStatus
+
 # Parameters accepted from the OpenAI body that this service cannot apply: ignored, and named in
 # grounding.ignored_params so the caller knows.
 IGNORABLE_PARAMS = (
@@ -114,7 +116,7 @@ class ChatCompletionRequest(BaseModel):
     grounding: GroundingOptions = Field(default_factory=GroundingOptions)
 
     @model_validator(mode="after")
-    def _reject_unsupported(self) -> "ChatCompletionRequest":
+    def _reject_unsupported(self) -> ChatCompletionRequest:
         from app.errors import InvalidRequest
 
         if self.n is not None and self.n > 1:
@@ -149,100 +151,241 @@ class ChatCompletionRequest(BaseModel):
 
 
 # --- response (documented in OpenAPI; built as plain dicts on the hot path) -------------------
+#
+# These models are never instantiated on the answer path: app/api/render.py, sse.py, context.py
+# and routes.py build the bodies as dicts. They describe those dicts exactly, for the published
+# schema: every field that is always emitted is required (no defaults), nullable only where the
+# code can emit null, and no model allows a field it does not declare (additionalProperties:
+# false). tests/api/test_openapi_contract.py validates real responses against /openapi.json.
 
 
-class UrlCitation(BaseModel):
+class _Wire(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def _no_default(schema: dict[str, Any]) -> None:
+    schema.pop("default", None)
+
+
+def _omitted(description: str) -> Any:
+    """A field that is sometimes left out of the body (never sent as null): not required, no default."""
+    return Field(None, description=description, json_schema_extra=_no_default)
+
+
+class UrlCitation(_Wire):
     url: str
     title: str
-    start_index: int
-    end_index: int
+    start_index: int = Field(..., description="Start of the cited sentence (with its markers) in content.")
+    end_index: int = Field(..., description="End (exclusive) of the cited sentence in content.")
 
 
-class Annotation(BaseModel):
-    type: Literal["url_citation"] = "url_citation"
+class Annotation(_Wire):
+    type: Literal["url_citation"]
     url_citation: UrlCitation
 
 
-class ResponseMessage(BaseModel):
-    role: Literal["assistant"] = "assistant"
-    content: str
-    annotations: list[Annotation] = []
-    refusal: str | None = None
+class ResponseMessage(_Wire):
+    role: Literal["assistant"]
+    content: str = Field(..., description="The answer, or the abstention's plain-language message.")
+    annotations: list[Annotation] = Field(..., description="One url_citation per [n] marker of a kept sentence.")
+    refusal: str | None = Field(..., description="Always null: an abstention is an answer, not a refusal.")
 
 
-class Choice(BaseModel):
-    index: int = 0
+class Choice(_Wire):
+    index: int
     message: ResponseMessage
-    finish_reason: Literal["stop", "length"] = "stop"
-    logprobs: None = None
+    finish_reason: Literal["stop", "length"]
+    logprobs: None
 
 
-class Usage(BaseModel):
+class Usage(_Wire):
     prompt_tokens: int
     completion_tokens: int
     total_tokens: int
 
 
-class SourceOut(BaseModel):
-    id: int | None = Field(None, description="Citation number [n] when cited, else null")
+class SourceOut(_Wire):
+    id: int | None = Field(..., description="Citation number [n] when cited, else null")
     span_id: str
     url: str
     title: str
-    domain: str
-    published_at: str | None
-    date_source: str
-    fetched_at: str | None
+    domain: str = Field(..., description="Registrable domain.")
+    published_at: str | None = Field(..., description="ISO date, or null when the page is undated.")
+    date_source: str = Field(
+        ..., description="Where the date came from: json-ld, meta, time, byline, http-last-modified, text, unknown."
+    )
+    fetched_at: str | None = Field(..., description="ISO timestamp of the fetch, or null.")
     score: float
     primary: bool
-    also_reported_by: list[str] = []
+    also_reported_by: list[str] = Field(..., description="URLs of near-duplicate copies folded into this source.")
+    via: Literal["page", "snippet"] = Field(
+        ..., description="page: fetched and extracted; snippet: a primary source's search snippet, the page not read."
+    )
 
 
-class ClaimOut(BaseModel):
+class ClaimOut(_Wire):
     text: str
-    source_ids: list[int]
-    quote: str
+    source_ids: list[int] = Field(..., description="Citation numbers [n] the sentence carries.")
+    span_ids: list[str] = Field(..., description="Evidence span ids (S1, S2, ...) the sentence cites.")
+    quote: str = Field(..., description="The best supporting sentence of the evidence.")
     supported: bool
-    support_score: float
+    support_score: float = Field(..., description="Lexical support score.")
+    factual: bool
+    judged: bool | None = Field(..., description="The LLM judge's verdict when it was asked, else null.")
 
 
-class AbstentionOut(BaseModel):
-    reason: str
+class AbstentionOut(_Wire):
+    reason: AbstentionReason
     message: str
     failed_checks: list[str]
     queries_run: list[str]
     links_found: list[str]
 
 
-class GroundingOut(BaseModel):
-    status: Literal["grounded", "abstained", "ungrounded"]
-    composer: str
-    route: dict[str, Any]
+class RouteOut(_Wire):
+    needs_search: bool
+    reason: str = Field(..., description="e.g. mode_always, time_sensitive, default_grounded, small_talk.")
+    by: Literal["heuristic", "llm", "request"]
+
+
+class ConflictValue(_Wire):
+    value: str
+    span_ids: list[str]
+    domains: list[str]
+    urls: list[str]
+    published_at: str | None
+    primary: bool
+
+
+class ConflictOut(_Wire):
+    attribute: str
+    values: list[ConflictValue]
+    policy: Literal["surface", "prefer", "abstain"]
+
+
+class SelectionOut(_Wire):
+    url: str
+    decision: Literal["dropped", "edited"]
+    reason: str = Field(
+        ...,
+        description="near_duplicate_of:<url>, domain_quota:<domain>, stale:<age>, "
+        "exclude_domains, blocked_domains, include_domains, "
+        "instructions_removed:<n>, conflict_not_preferred:<span>.",
+    )
+
+
+class FetchOut(_Wire):
+    url: str = Field(..., description="The URL asked for.")
+    final_url: str = Field(..., description="The URL after redirects.")
+    outcome: FetchReason
+    status: int = Field(..., description="HTTP status, 0 when no response was received.")
+
+
+class TokenCount(_Wire):
+    prompt: int
+    completion: int
+
+
+class CostOut(_Wire):
+    usd: float
+    tokens: dict[str, TokenCount] = Field(..., description="Tokens by model.")
+    prompt_tokens: int
+    completion_tokens: int
+    search_calls: int
+    fetches: int
+    by_stage_usd: dict[str, float]
+    cached: bool = _omitted("Present (true) only on an answer served from the answer cache, which costs 0.")
+    original_usd: float = _omitted(
+        "Present only on an answer served from the answer cache: what the run that produced it cost."
+    )
+
+
+CacheLayer = Literal["answer", "search", "page"]
+CacheOutcome = Literal["hit", "miss", "coalesced", "revalidated", "partial"]
+
+
+class GroundingOut(_Wire):
+    status: GroundingStatus
+    composer: str = Field(..., description="extractive, llm:<model>, extractive:fallback, extractive:budget.")
+    route: RouteOut
     queries: list[str]
     freshness_days: int | None
     sources: list[SourceOut]
     claims: list[ClaimOut]
     dropped_claims: list[ClaimOut]
-    conflicts: list[dict[str, Any]]
+    conflicts: list[ConflictOut]
     abstention: AbstentionOut | None
     groundedness: float | None
-    filtered: dict[str, int]
-    fetches: list[dict[str, Any]]
-    cost: dict[str, Any]
-    cache: dict[str, str]
-    timings_ms: dict[str, float]
+    filtered: dict[str, int] = Field(..., description="Search results removed by code, by filter.")
+    selection: list[SelectionOut] = Field(..., description="Pages dropped or edited during selection.")
+    search_errors: list[str] = Field(..., description="Providers that failed or were skipped, and why.")
+    fetches: list[FetchOut]
+    cost: CostOut
+    cache: dict[CacheLayer, CacheOutcome] = Field(..., description="Cache outcome per layer.")
+    timings_ms: dict[str, float] = Field(..., description="Per stage, and total.")
     ignored_params: list[str]
     request_id: str
 
 
-class ChatCompletionResponse(BaseModel):
+class ChatCompletionResponse(_Wire):
     id: str
-    object: Literal["chat.completion"] = "chat.completion"
+    object: Literal["chat.completion"]
     created: int
     model: str
-    choices: list[Choice]
+    choices: list[Choice] = Field(..., min_length=1, max_length=1)
     usage: Usage
-    citations: list[str]
+    citations: list[str] = Field(..., description="citations[n-1] is the URL [n] points to.")
     grounding: GroundingOut
+
+
+class ChunkDelta(_Wire):
+    role: Literal["assistant"] = _omitted("On the first chunk only.")
+    content: str = _omitted("A sentence-sized piece of the answer ('' on the first chunk).")
+    annotations: list[Annotation] = _omitted("On the final chunk, when the answer has citations.")
+
+
+class ChunkChoice(_Wire):
+    index: int
+    delta: ChunkDelta
+    finish_reason: Literal["stop", "length"] | None
+
+
+class ChatCompletionChunk(_Wire):
+    """One `data:` event of a `stream: true` answer (the stream ends with `data: [DONE]`)."""
+
+    id: str
+    object: Literal["chat.completion.chunk"]
+    created: int
+    model: str
+    choices: list[ChunkChoice] = Field(..., max_length=1, description="Empty on the usage chunk.")
+    citations: list[str] = _omitted("On the final chunk (the one with finish_reason).")
+    grounding: GroundingOut = _omitted("On the final chunk (the one with finish_reason).")
+    usage: Usage = _omitted("On the last chunk, when stream_options.include_usage.")
+
+
+class ErrorDetail(_Wire):
+    message: str
+    type: str = Field(..., description="invalid_request_error, authentication_error, upstream_error or server_error.")
+    param: str | None
+    code: str | None
+
+
+class ErrorResponse(_Wire):
+    """Every error, in OpenAI's shape."""
+
+    error: ErrorDetail
+
+
+class ModelCard(_Wire):
+    id: str
+    object: Literal["model"]
+    created: int
+    owned_by: str
+
+
+class ModelList(_Wire):
+    object: Literal["list"]
+    data: list[ModelCard]
 
 
 class ContextRequest(BaseModel):
@@ -271,19 +414,19 @@ class ContextRequest(BaseModel):
         return v.strip()
 
 
-class ContextBlock(BaseModel):
+class ContextBlock(_Wire):
     text: str
     url: str
     title: str
     published_at: str | None
     score: float
-    tokens: int
-    also_reported_by: list[str] = []
+    tokens: int = Field(..., description="Tokens of text (tiktoken).")
+    also_reported_by: list[str]
 
 
-class ContextResponse(BaseModel):
-    blocks: list[ContextBlock]
-    total_tokens: int
+class ContextResponse(_Wire):
+    blocks: list[ContextBlock] = Field(..., description="Best first.")
+    total_tokens: int = Field(..., description="Sum of the blocks' tokens; never above token_budget.")
     request_id: str
     queries: list[str]
-    cost: dict[str, Any]
+    cost: CostOut

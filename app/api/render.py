@@ -3,14 +3,15 @@ stored trace). What these dicts hold is what app/api/protocol.py's response mode
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from app.domain.types import Claim, Evidence
 from app.pipeline.result import PipelineResult
 
 
-def _source_list(result: PipelineResult) -> list[dict]:
+def _source_list(result: PipelineResult) -> list[dict[str, Any]]:
     cited_no = {e.url: i for i, e in enumerate(result.cited, 1)}
-    seen: dict[str, dict] = {}
+    seen: dict[str, dict[str, Any]] = {}
     for ev in result.evidence:
         if ev.url in seen:
             continue
@@ -23,12 +24,12 @@ def _source_list(result: PipelineResult) -> list[dict]:
     return list(seen.values())
 
 
-def _claim(c: Claim) -> dict:
+def _claim(c: Claim) -> dict[str, Any]:
     return {"text": c.text, "source_ids": c.markers, "span_ids": c.span_ids, "quote": c.quote,
             "supported": c.supported, "support_score": c.support, "factual": c.factual, "judged": c.judged}
 
 
-def build_body(result: PipelineResult, model: str, request_id: str) -> dict:
+def build_body(result: PipelineResult, model: str, request_id: str) -> dict[str, Any]:
     ctx = result.ctx
     content = result.content
     annotations = []
@@ -82,7 +83,7 @@ def build_body(result: PipelineResult, model: str, request_id: str) -> dict:
     }
 
 
-def headers_for(body: dict, request_id: str) -> dict[str, str]:
+def headers_for(body: dict[str, Any], request_id: str) -> dict[str, str]:
     g = body["grounding"]
     cost = g["cost"]
     return {
@@ -97,7 +98,7 @@ def headers_for(body: dict, request_id: str) -> dict[str, str]:
     }
 
 
-def build_trace(result: PipelineResult, body: dict) -> dict:
+def build_trace(result: PipelineResult, body: dict[str, Any]) -> dict[str, Any]:
     """Everything needed to explain the answer: plan, raw results, fetches, decisions, verdicts."""
     search = result.search
     return {

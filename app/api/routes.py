@@ -1,6 +1,8 @@
 """HTTP routes: they only adapt — parse, call the service once, pick JSON or SSE by return type."""
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
 from fastapi import APIRouter, Depends, Request
 from fastapi.exceptions import RequestValidationError
@@ -10,15 +12,35 @@ from pydantic import ValidationError
 from app.api.chat import ChatResult, serve_chat
 from app.api.context import serve_context
 from app.api.deps import api_call, get_state, request_id, require_auth
-from app.api.protocol import ChatCompletionRequest, ChatCompletionResponse, ContextRequest, ContextResponse
+from app.api.protocol import (
+    ChatCompletionRequest,
+    ChatCompletionResponse,
+    ContextRequest,
+    ContextResponse,
+    ErrorResponse,
+    ModelList,
+)
 from app.api.traces import load_trace
 from app.errors import NotFound
 from app.metrics_export import render_metrics
 from app.state import ServiceState
 
 router = APIRouter()
-ERROR_RESPONSES = {400: {"description": "Invalid request (OpenAI error shape)"},
-                   401: {"description": "Missing or invalid API key"}}
+Responses = dict[int | str, dict[str, Any]]
+ERROR_RESPONSES: Responses = {400: {"model": ErrorResponse, "description": "Invalid request (OpenAI error shape)"},
+                              401: {"model": ErrorResponse, "description": "Missing or invalid API key"}}
+# FastAPI would document a 422 for a route with parameters; validation errors leave as 400, and
+# "4XX" (OpenAI's shape too) takes the 422's place.
+OTHER_4XX: Responses = {"4XX": {"model": ErrorResponse, "description": "Other client errors (OpenAI error shape)"}}
+# With `stream: true` the 200 is a text/event-stream of chat.completion.chunk events, then
+# `data: [DONE]`; app/api/openapi.py publishes the ChatCompletionChunk schema in the components.
+CHAT_RESPONSES: Responses = {**ERROR_RESPONSES, 200: {
+    "description": "A chat.completion; with stream: true, server-sent chat.completion.chunk events ending with "
+                   "`data: [DONE]`",
+    "content": {"text/event-stream": {"itemSchema": {
+        "type": "object", "required": ["data"],
+        "properties": {"data": {"type": "string", "contentMediaType": "application/json",
+                                "contentSchema": {"$ref": "#/components/schemas/ChatCompletionChunk"}}}}}}}}
 
 
 async def _answer(body: ChatCompletionRequest, state: ServiceState, rid: str, route: str) -> Response:
@@ -45,32 +67,34 @@ async def _chat(request: Request, route: str) -> Response:
     return await _answer(body, call.state, call.request_id, route)
 
 
-@router.post("/v1/grounded-answers", response_model=ChatCompletionResponse, responses=ERROR_RESPONSES,
+@router.post("/v1/grounded-answers", response_model=ChatCompletionResponse, responses=CHAT_RESPONSES,
              openapi_extra=CHAT_BODY, summary="Answer from web evidence, with citations, or abstain")
 async def grounded_answers(request: Request) -> Response:
     return await _chat(request, "grounded-answers")
 
 
-@router.post("/v1/chat/completions", response_model=ChatCompletionResponse, responses=ERROR_RESPONSES,
+@router.post("/v1/chat/completions", response_model=ChatCompletionResponse, responses=CHAT_RESPONSES,
              openapi_extra=CHAT_BODY, summary="Same handler, for OpenAI clients (change base_url)")
 async def chat_completions(request: Request) -> Response:
     return await _chat(request, "chat-completions")
 
 
-@router.post("/v1/context", response_model=ContextResponse, responses=ERROR_RESPONSES,
+@router.post("/v1/context", response_model=ContextResponse, responses={**ERROR_RESPONSES, **OTHER_4XX},
              dependencies=[Depends(require_auth)], summary="Evidence blocks within a token budget, no composition")
 async def context(body: ContextRequest, state: ServiceState = Depends(get_state), rid: str = Depends(request_id)) -> Response:
     result = await serve_context(body, state, rid)
     return Response(orjson.dumps(result), media_type="application/json", headers={"X-Request-Id": rid})
 
 
-@router.get("/v1/models", dependencies=[Depends(require_auth)])
-async def models(state: ServiceState = Depends(get_state)) -> dict:
+@router.get("/v1/models", response_model=ModelList, responses={401: ERROR_RESPONSES[401]},
+            dependencies=[Depends(require_auth)])
+async def models(state: ServiceState = Depends(get_state)) -> dict[str, Any]:
     return {"object": "list", "data": [{"id": state.settings.public_model_name, "object": "model", "created": 0,
                                         "owned_by": "grounded-answers"}]}
 
 
-@router.get("/v1/traces/{trace_id}", dependencies=[Depends(require_auth)])
+@router.get("/v1/traces/{trace_id}", dependencies=[Depends(require_auth)], responses={
+    401: ERROR_RESPONSES[401], 404: {"model": ErrorResponse, "description": "No trace for this request id"}, **OTHER_4XX})
 async def trace(trace_id: str, state: ServiceState = Depends(get_state)) -> Response:
     trace = await load_trace(trace_id, state)
     if trace is None:
@@ -79,7 +103,7 @@ async def trace(trace_id: str, state: ServiceState = Depends(get_state)) -> Resp
 
 
 @router.get("/healthz")
-async def healthz() -> dict:
+async def healthz() -> dict[str, Any]:
     return {"status": "ok"}
 
 

@@ -3,16 +3,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator
+from typing import Any
 
 import orjson
 
 
-async def stream_chunks(body: dict, include_usage: bool) -> AsyncIterator[bytes]:
+async def stream_chunks(body: dict[str, Any], include_usage: bool) -> AsyncIterator[bytes]:
     """Stream after verification: the content is final, sent sentence by sentence; the last
     chunk carries citations and grounding."""
     base = {"id": body["id"], "object": "chat.completion.chunk", "created": body["created"], "model": body["model"]}
 
-    def event(payload: dict) -> bytes:
+    def event(payload: dict[str, Any]) -> bytes:
         return b"data: " + orjson.dumps(payload) + b"\n\n"
 
     message = body["choices"][0]["message"]

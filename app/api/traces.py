@@ -2,6 +2,8 @@
 run that produced it."""
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
 
 from app.state import ServiceState
@@ -14,11 +16,11 @@ async def link_trace(original_id: str, request_id: str, state: ServiceState) -> 
     await state.cache.set(f"trace:{request_id}", orjson.dumps(pointer), state.settings.trace_ttl_s)
 
 
-async def load_trace(request_id: str, state: ServiceState) -> dict | None:
+async def load_trace(request_id: str, state: ServiceState) -> dict[str, Any] | None:
     raw = await state.cache.get(f"trace:{request_id}")
     if raw is None:
         return None
-    trace = orjson.loads(raw)
+    trace: dict[str, Any] = orjson.loads(raw)
     if trace.get("served_from") == "answer_cache":
         original = await state.cache.get(f"trace:{trace['original_request_id']}")
         trace = {**(orjson.loads(original) if original else {}), **trace}

@@ -8,6 +8,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from typing import Any
 
 
 class GroundingStatus(str, enum.Enum):
@@ -211,7 +212,7 @@ class Selection:
 @dataclass(slots=True)
 class Conflict:
     attribute: str
-    values: list[dict]  # [{"value": ..., "span_ids": [...], "urls": [...], "published_at": ...}]
+    values: list[dict[str, Any]]  # [{"value": ..., "span_ids": [...], "urls": [...], "published_at": ...}]
 
 
 @dataclass(slots=True)

@@ -243,14 +243,14 @@ _PUBLISHED_RE = re.compile(
 
 def _published_in_line(text: str) -> date | None:
     """A byline's date; in "Updated: X | Published: Y" the published one, not the first one."""
-    if _UPDATED_RE.search(text):
+    if updated := _UPDATED_RE.search(text):
         m = _PUBLISHED_RE.search(text)
         if m:
             found = parse_date(text[m.end():])
             if found:
                 return found
         # only an update date is given: it is not the publication date
-        head = text[: _UPDATED_RE.search(text).start()]
+        head = text[: updated.start()]
         return parse_date(head) if head.strip() else None
     return parse_date(text)
 

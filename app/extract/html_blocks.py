@@ -192,7 +192,8 @@ def _walk(node: LexborNode, idx: int, tree: PageTree, buf: _Buffer, in_link: boo
                 if in_link:
                     buf.link_chars += len(text.strip())
             continue
-        if tag[0] == "-" or tag in SKIP_TAGS:  # comments; anything drop_junk left
+        # comments; anything drop_junk left; tag None: a processing instruction (<?php …?>, Word's <?xml:namespace …?>)
+        if tag is None or tag[0] == "-" or tag in SKIP_TAGS:
             continue
         if tag == "br":
             buf.parts.append("\n")

@@ -83,8 +83,8 @@ def non_public_reason(ip: IPAddress) -> str | None:
             if why:
                 return f"{form}({v4}):{why}"
         return None
-    for net, label in _V6_BLOCKED:
-        if ip in net:
+    for net6, label in _V6_BLOCKED:
+        if ip in net6:
             return label
     if ip not in _V6_GLOBAL_UNICAST:
         return "reserved"

@@ -19,7 +19,7 @@ from app.language.time import TimeClass, time_class
 
 class AskedKind(str, enum.Enum):
     price = "price"
-    count = "count"
+    count = "count"  # type: ignore[assignment]  # the member shadows str.count; the wire value needs this name
     measure = "measure"  # a number with a unit, or a percentage ("how much more powerful")
     percent = "percent"
     date = "date"

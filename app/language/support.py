@@ -488,7 +488,7 @@ def _numbers(text: str) -> _Numbers:
         items.append((mant, value))
         counted = _COUNTED.match(low, mag.end() if mag else b)
         if counted and counted.group(1) not in _NOT_COUNTED:
-            ws = _term(counted.group(1).rstrip("'-"))  # type: ignore[arg-type]
+            ws = _term(counted.group(1).rstrip("'-"))
             if ws:
                 bound.setdefault(ws[0], set()).add(mant)
     return _Numbers(frozenset(raw), frozenset(scaled), frozenset(scores), items,
@@ -658,6 +658,8 @@ class LexicalSupport:
 
         # best window (one sentence or two adjacent ones, by claim terms covered; ties go to a
         # single, then shorter, sentence) and the best single sentence
+        best_win: tuple[_Sentence, ...] | None
+        one: _Sentence | None
         best_ov, best_win = -1, None
         one_ov, one = -1, None
         for p in ps:
@@ -666,10 +668,11 @@ class LexicalSupport:
             for i, s in enumerate(sents):
                 hits = found & s.terms
                 ov = len(hits)
-                if ov > one_ov or (ov == one_ov and len(s.text) < len(one.text)):  # type: ignore[union-attr]
+                # ov >= 0: a tie is never with the initial -1, so `one` / `best_win` are set there
+                if ov > one_ov or (ov == one_ov and one is not None and len(s.text) < len(one.text)):
                     one_ov, one = ov, s
-                if ov > best_ov or (ov == best_ov and (len(best_win) == 2  # type: ignore[arg-type]
-                                                       or len(s.text) < len(best_win[0].text))):  # type: ignore[index]
+                if ov > best_ov or (ov == best_ov and best_win is not None
+                                    and (len(best_win) == 2 or len(s.text) < len(best_win[0].text))):
                     best_ov, best_win = ov, (s,)
                 if prev_hits is not None:
                     ov2 = len(hits | prev_hits)

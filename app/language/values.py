@@ -38,6 +38,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import cast
 
 from app.language.text import STOP_WORDS
 
@@ -396,7 +397,7 @@ _YEAR4 = r"(?:1[6-9]|20)\d\d(?!\d)"
 _DIGITS = r"(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?[½¼¾⅓⅔⅛]?|[½¼¾⅓⅔⅛]|\.\d+"
 
 _DIGIT = re.compile(r"[\d½¼¾⅓⅔⅛]")  # one class: re skips to it in C, the hot path's whole cost
-_TOKEN_REST = re.compile(r"[\w.,-]*")
+_TOKEN_REST = re.compile(r"[\w.,-]*")  # matches everywhere (maybe empty): .match() is never None
 _TRAP_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-–][A-Za-z0-9]+)*[-–]$")  # "COVID-", "A350-", "i5-"
 _TRAP_EXCEPT = frozenset({"mid", "pre", "post", "late", "early", "top", "over", "under", "sub", "than"})
 # What may stand right before a number's first digit, read backwards from it.
@@ -463,7 +464,7 @@ def _date_value(m: re.Match) -> tuple[float, str] | None:
     if g in ("mdy", "dmy"):
         k = "1" if g == "mdy" else "2"
         mon = _MONTHS[m["m" + k][:3].lower()]
-        day = int(_LEADING_DIGITS.match(m["d" + k])[0])
+        day = int(cast(re.Match[str], _LEADING_DIGITS.match(m["d" + k]))[0])  # a day group starts with digits
         year = m["y" + k]
         if year:
             return int(year) * 10000 + mon * 100 + day, "day"
@@ -649,7 +650,7 @@ def _scan_digits(text: str, items: list[_Item]) -> None:
                 pos = m.end()
                 continue
         if prev.isalnum() or prev in "_/#@=.,&" and not (prev == "." and (p < 2 or text[p - 2] in " (")):
-            pos = _TOKEN_REST.match(text, p).end() or p + 1  # "A350", "HO1ZRs9T1P", "/2019/", "#3"
+            pos = cast(re.Match[str], _TOKEN_REST.match(text, p)).end() or p + 1  # "A350", "HO1ZRs9T1P", "/2019/", "#3"
             continue
         if prev == ".":  # " .5"
             p -= 1
@@ -657,7 +658,7 @@ def _scan_digits(text: str, items: list[_Item]) -> None:
         if prev in "-–":
             t = _TRAP_TOKEN.search(text, max(0, p - 24), p)
             if t and t.group().rstrip("-–").split("-")[0].lower() not in _TRAP_EXCEPT:
-                pos = _TOKEN_REST.match(text, p).end() or p + 1  # "COVID-19", "F-35", "A350-900"
+                pos = cast(re.Match[str], _TOKEN_REST.match(text, p)).end() or p + 1  # "COVID-19", "F-35", "A350-900"
                 continue
         window = max(0, p - 16)
         # a month, currency, version or phone prefix before the digit
@@ -696,7 +697,7 @@ def _scan_digits(text: str, items: list[_Item]) -> None:
                     pos = m.end()
                     continue
         if (prev in "§¶" or prev == " " and text[p - 2] in ".#§¶") and _LB_SIGN.search(text, max(0, p - 6), p):
-            pos = _TOKEN_REST.match(text, p).end() or p + 1
+            pos = cast(re.Match[str], _TOKEN_REST.match(text, p)).end() or p + 1
             continue
         m = _AT_DIGIT.match(text, p)
         if m is None:

@@ -289,8 +289,7 @@ class LexicalAnswerability:
                 joined[FEATURES.index("anchors_ok")] = max(a.features[_ANCHORS], b.features[_ANCHORS])
                 joined[FEATURES.index("typed")] = float(a.typed or b.typed)
                 joined[LEXICAL] = union * (1.0 if (a.typed or b.typed) else self.untyped_weight)
-                joined = tuple(joined)
-                score = self.sentence_score(joined) * 0.95
+                score = self.sentence_score(tuple(joined)) * 0.95
                 if score > best_score:
                     best_pair, best_score = (a, b), score
         if best_pair is None:

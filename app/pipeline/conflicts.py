@@ -89,7 +89,7 @@ def detect_conflicts(question: str, evidence: list[Evidence]) -> list[Conflict]:
     values = []
     for value, domains in by_value.items():
         ids = sorted({s for d in domains for s in spans[(d, value)]}, key=lambda s: int(s[1:]))
-        dates = [ev_by_span[s].published_at for s in ids if ev_by_span[s].published_at]
+        dates = [d for s in ids if (d := ev_by_span[s].published_at)]
         values.append({
             "value": value, "span_ids": ids, "domains": sorted(domains),
             "urls": sorted({ev_by_span[s].url for s in ids}),

@@ -111,6 +111,7 @@ async def _load(hit: SearchHit, rank: int, ctx: RunContext, fetcher: Fetcher, ca
         await _store(cache, hit.url, page, doc, ctx)  # the entry and its version key, stored here
         return page, doc, None
 
+    assert flights is not None, "callers with a cache pass the service's single flight"
     (page, doc, _), how = await flights.cached(
         key, cache, layer="page", compute=compute, encode=lambda v: None, ttl_s=REVALIDATE_WINDOW_S,
         decode=lambda raw: _from_entry(decode_entry(raw), hit), read=False, wait_s=ctx.remaining())

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime
+from typing import Any
 
 from app import metrics
 from app.domain.types import AbstentionReason, Draft, Evidence, GroundingStatus, Plan, Route, SelectionDecision
@@ -51,7 +52,7 @@ async def _plan(turns: list[tuple[str, str]], ctx: RunContext, state: ServiceSta
     settings, opts = ctx.settings, ctx.options
     with ctx.stage("plan"):
         standalone = plan.standalone_question(turns)
-        kwargs = dict(max_queries=opts.max_queries, freshness_days=opts.freshness_days, today=ctx.today,
+        kwargs: dict[str, Any] = dict(max_queries=opts.max_queries, freshness_days=opts.freshness_days, today=ctx.today,
                       primary_domains=opts.primary_domains, default_window=settings.default_freshness_days)
         if state.llm is not None and not _planner_over_budget(ctx):
             return await plan.llm_plan(state.llm, settings.planner_model, standalone,
@@ -61,6 +62,7 @@ async def _plan(turns: list[tuple[str, str]], ctx: RunContext, state: ServiceSta
 
 async def _search_and_read(result: PipelineResult, ctx: RunContext, state: ServiceState) -> None:
     the_plan = result.plan
+    assert the_plan is not None, "run_pipeline sets the plan before searching"
     with ctx.stage("search"):
         result.search = await search.search_all(the_plan.queries, state.search, ctx, question=the_plan.question,
                                                 freshness_days=the_plan.freshness_days, cache=state.cache,
@@ -73,23 +75,28 @@ async def _search_and_read(result: PipelineResult, ctx: RunContext, state: Servi
 
 
 def _select_evidence(result: PipelineResult, ctx: RunContext, state: ServiceState) -> None:
+    the_plan = result.plan
+    assert the_plan is not None, "run_pipeline sets the plan before selecting"
     with ctx.stage("select"):
-        result.selection = select.select_evidence(result.documents, result.plan.question, result.plan.freshness_days,
+        result.selection = select.select_evidence(result.documents, the_plan.question, the_plan.freshness_days,
                                                   ctx, reranker=state.reranker)
         result.evidence = result.selection.evidence
-        result.conflicts = conflict_stage.detect_conflicts(result.plan.question, result.evidence)
+        result.conflicts = conflict_stage.detect_conflicts(the_plan.question, result.evidence)
 
 
 def _gate(result: PipelineResult, ctx: RunContext) -> PipelineResult | None:
     """The abstention when the evidence does not pass the gate, else None."""
+    the_plan, found, selection = result.plan, result.search, result.selection
+    assert the_plan is not None and found is not None and selection is not None, "set by the stages before the gate"
     with ctx.stage("gate"):
         verdict = gate.check_gate(
-            result.evidence, result.conflicts, result.plan.question, result.plan.freshness_days,
-            route.is_time_sensitive(result.plan.question), ctx, candidates=len(result.search.candidates),
+            result.evidence, result.conflicts, the_plan.question, the_plan.freshness_days,
+            route.is_time_sensitive(the_plan.question), ctx, candidates=len(found.candidates),
             usable_pages=len(result.documents),
-            dropped_stale=sum(d.reason.startswith("stale") for d in result.selection.decisions))
+            dropped_stale=sum(d.reason.startswith("stale") for d in selection.decisions))
     if verdict.passed:
         return None
+    assert verdict.reason is not None, "a failed gate verdict always names its reason"
     if ctx.budget_hits and verdict.reason in (AbstentionReason.no_search_results, AbstentionReason.no_usable_pages):
         # The budget, not the web, is why there is nothing: say so.
         return _abstain(result, AbstentionReason.budget_exhausted, sorted(set(ctx.budget_hits)) + verdict.failed_checks)
@@ -104,6 +111,7 @@ def _answerability_scorer(ctx: RunContext, state: ServiceState) -> answerability
 
 def _answerability(result: PipelineResult, ctx: RunContext, state: ServiceState) -> PipelineResult | None:
     """Score whether the evidence holds an answer; near-irrelevant evidence costs no composition."""
+    assert result.plan is not None, "run_pipeline sets the plan before scoring answerability"
     with ctx.stage("answerability"):
         result.answerability = _answerability_scorer(ctx, state).assess(
             analyse(result.plan.question), result.evidence, ctx.today)
@@ -117,6 +125,7 @@ def _answerability(result: PipelineResult, ctx: RunContext, state: ServiceState)
 async def _compose_cite_verify(result: PipelineResult, turns: list[tuple[str, str]], ctx: RunContext,
                                state: ServiceState) -> PipelineResult:
     settings, opts = ctx.settings, ctx.options
+    assert result.plan is not None and result.selection is not None, "set by the stages before composing"
     question = result.plan.question
     history = [{"role": r, "content": t} for r, t in turns[:-1] if r in ("user", "assistant")]
     evidence = result.evidence

@@ -133,3 +133,12 @@ def test_content_hash_ignores_case_space_and_invisibles() -> None:
     assert content_hash("Hello   World") == content_hash("hello world\u200b")
     assert content_hash("Hello World") != content_hash("Hello Worlds")
     assert len(content_hash("x")) == 64
+
+
+def test_a_processing_instruction_does_not_empty_the_page():
+    # selectolax gives <?php …?> nodes no tag; the walk once raised on them and the page was dropped.
+    body = ("<html><body><?php echo 1; ?><div><p>The Pro plan costs thirty dollars per month and includes unlimited "
+            "projects for every team.</p><p>Support answers within one business day, and single sign-on is included "
+            "at no extra cost.</p></div></body></html>")
+    doc = extract_html(body.encode(), "https://example.com/plan")
+    assert "thirty dollars" in " ".join(b.text for b in doc.blocks)

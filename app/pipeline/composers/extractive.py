@@ -4,6 +4,7 @@ policy.answerable_at. Used when no model is configured, on model failure and ove
 from __future__ import annotations
 
 import re
+from functools import partial
 
 from app.domain.types import Conflict, Draft, Evidence
 from app.language.question import analyse
@@ -44,7 +45,7 @@ def compose_extractive(question: str, evidence: list[Evidence], conflicts: list[
     pool = [m for m in assessment.best if m.score >= floor * share]
     lead_rank = pool[0].rank if pool else 0.0
     while pool and len(chosen) < limit:
-        best = pool[0] if not chosen else max(pool, key=lambda m, done=frozenset(covered_terms): _gain(m, q, done))
+        best = pool[0] if not chosen else max(pool, key=partial(_gain, q=q, covered_terms=frozenset(covered_terms)))
         pool.remove(best)
         if any(best.sentence in s or s in best.sentence for s, _ in chosen):
             continue

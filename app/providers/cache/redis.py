@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import cast
 
 import redis.asyncio as aioredis
 from redis.backoff import NoBackoff
@@ -53,7 +54,7 @@ class RedisCache:
             self._failed("get", exc)
             return None
         metrics.REDIS_UP.set(1)
-        return value
+        return cast("bytes | None", value)  # a bytes client: decode_responses is off
 
     async def get_many(self, keys: list[str]) -> list[bytes | None]:
         if not keys or not self._available():
@@ -64,7 +65,7 @@ class RedisCache:
             self._failed("mget", exc)
             return [None] * len(keys)
         metrics.REDIS_UP.set(1)
-        return list(values)
+        return list(cast("list[bytes | None]", values))  # a bytes client: decode_responses is off
 
     async def set(self, key: str, value: bytes, ttl_s: int) -> None:
         if not self._available():

@@ -1,7 +1,6 @@
 """Any OpenAI-compatible chat endpoint (OpenAI, vLLM, Ollama, LiteLLM …) through the openai SDK."""
 from __future__ import annotations
 
-import httpx
 import openai
 
 from app.errors import ProviderLogicalError, ProviderTechnicalError
@@ -17,7 +16,7 @@ class OpenAICompatibleChatModel:
         self._client = openai.AsyncOpenAI(
             base_url=settings.llm_base_url,
             api_key=settings.llm_api_key or "not-needed",
-            timeout=httpx.Timeout(settings.llm_timeout_s, connect=settings.llm_connect_timeout_s),
+            timeout=openai.Timeout(settings.llm_timeout_s, connect=settings.llm_connect_timeout_s),
             max_retries=settings.llm_max_retries,
         )
 

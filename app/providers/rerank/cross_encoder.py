@@ -20,7 +20,7 @@ class CrossEncoderReranker:
         if not path.is_dir():
             raise GroundingError(f"GA_RERANKER_PATH {str(path)!r} is not a model directory")
         try:
-            from sentence_transformers import CrossEncoder  # type: ignore[import-not-found]
+            from sentence_transformers import CrossEncoder
         except ImportError as exc:
             raise GroundingError("GA_RERANKER=cross-encoder needs the sentence-transformers package") from exc
         # local_files_only: a path, never a hub download.

@@ -57,7 +57,9 @@ class BraveSearch:
         data = await call_json_api(
             self._client, self.name, "GET", self._url, timeout=timeout, params=params, classify=_classify,
             headers={"X-Subscription-Token": self._key, "Accept": "application/json"})
-        web = data.get("web") if isinstance(data.get("web"), dict) else {}
+        web = data.get("web")
+        if not isinstance(web, dict):
+            web = {}
         hits = [hit for _, hit in result_hits(web.get("results"), query.count, self.name, url="url", title="title",
                                               snippet="description", dates=("page_age", "age"))]
         return SearchResult(provider=self.name, query=query.text, hits=hits)
