@@ -3,6 +3,7 @@
 Technical errors (an upstream timed out, refused, answered 5xx or 429) may be retried or handed to
 the next provider; logical errors (bad request, bad credentials) fail at once.
 """
+
 from __future__ import annotations
 
 

@@ -1,4 +1,5 @@
 """Structured JSON logs carrying the request id."""
+
 from __future__ import annotations
 
 import contextvars
@@ -12,8 +13,13 @@ request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id
 
 class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
-        entry = {"ts": self.formatTime(record, "%Y-%m-%dT%H:%M:%S"), "level": record.levelname,
-                 "logger": record.name, "msg": record.getMessage(), "request_id": request_id_var.get()}
+        entry = {
+            "ts": self.formatTime(record, "%Y-%m-%dT%H:%M:%S"),
+            "level": record.levelname,
+            "logger": record.name,
+            "msg": record.getMessage(),
+            "request_id": request_id_var.get(),
+        }
         if record.exc_info:
             entry["exc"] = self.formatException(record.exc_info)
         return orjson.dumps(entry).decode()

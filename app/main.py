@@ -1,4 +1,5 @@
 """ASGI entry point: `uvicorn app.main:app`."""
+
 from __future__ import annotations
 
 import re
@@ -31,9 +32,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await app.state.service.aclose()
             mark_worker_dead()
 
-    app = FastAPI(title="Grounded-answer service", version="0.1.0", lifespan=lifespan,
-                  description="OpenAI-compatible answers grounded in current web evidence, with citations "
-                              "checked in code, or a structured abstention; every response says what it cost.")
+    app = FastAPI(
+        title="Grounded-answer service",
+        version="0.1.0",
+        lifespan=lifespan,
+        description="OpenAI-compatible answers grounded in current web evidence, with citations "
+        "checked in code, or a structured abstention; every response says what it cost.",
+    )
     install_error_handlers(app)
     app.include_router(router)
     install_openapi(app)

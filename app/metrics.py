@@ -4,6 +4,7 @@ Works unchanged with several uvicorn workers: when PROMETHEUS_MULTIPROC_DIR is s
 prometheus_client itself, before this module is imported) every value lives in a per-process mmap
 file and app/metrics_export.py sums them at scrape time. Gauges therefore say how to combine workers.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -16,10 +17,14 @@ PREFIX = "grounded_"
 REQUESTS = Counter(PREFIX + "requests_total", "Answer requests", ["route", "status", "grounding_status"])
 ABSTENTIONS = Counter(PREFIX + "abstentions_total", "Abstentions by reason", ["reason"])
 STAGE_SECONDS = Histogram(
-    PREFIX + "stage_duration_seconds", "Pipeline stage latency", ["stage"],
+    PREFIX + "stage_duration_seconds",
+    "Pipeline stage latency",
+    ["stage"],
     buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
 )
-UPSTREAM_CALLS = Counter(PREFIX + "upstream_calls_total", "Calls to upstream providers", ["kind", "provider", "outcome"])
+UPSTREAM_CALLS = Counter(
+    PREFIX + "upstream_calls_total", "Calls to upstream providers", ["kind", "provider", "outcome"]
+)
 FETCHES = Counter(PREFIX + "fetches_total", "Page fetch outcomes", ["reason"])
 CACHE_LOOKUPS = Counter(PREFIX + "cache_lookups_total", "Cache lookups", ["layer", "result"])
 CACHE_ERRORS = Counter(PREFIX + "cache_errors_total", "Cache backend failures", ["layer"])
@@ -35,10 +40,15 @@ ROUTING_FAULTS = Counter(PREFIX + "routing_faults_total", "Planner asked for sea
 
 # --- HTTP, every route (app/metrics_export.py HttpMetricsMiddleware). `route` is the route
 # template (e.g. /v1/traces/{trace_id}) or "unmatched": never the raw path.
-HTTP_REQUESTS = Counter(PREFIX + "http_requests_total", "HTTP requests by route template, method and status class",
-                        ["route", "method", "status_class"])
+HTTP_REQUESTS = Counter(
+    PREFIX + "http_requests_total",
+    "HTTP requests by route template, method and status class",
+    ["route", "method", "status_class"],
+)
 REQUEST_SECONDS = Histogram(
-    PREFIX + "request_duration_seconds", "HTTP request latency, until the last body byte is sent", ["route"],
+    PREFIX + "request_duration_seconds",
+    "HTTP request latency, until the last body byte is sent",
+    ["route"],
     buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 8, 12, 16, 20, 30, 60),
 )
 

@@ -5,6 +5,7 @@ Several workers: set PROMETHEUS_MULTIPROC_DIR to an empty, writable directory be
 start (prometheus_client reads it at import and then keeps every value in per-process files); a
 scrape answered by any worker then sums all of them. See docs/OPERATIONS.md.
 """
+
 from __future__ import annotations
 
 import os
@@ -84,8 +85,9 @@ class HttpMetricsMiddleware:
         finally:
             route = _route_template(scope)
             method = scope.get("method", "").upper()
-            metrics.labelled(metrics.HTTP_REQUESTS, route, method if method in _KNOWN_METHODS else "OTHER",
-                             f"{status // 100}xx").inc()
+            metrics.labelled(
+                metrics.HTTP_REQUESTS, route, method if method in _KNOWN_METHODS else "OTHER", f"{status // 100}xx"
+            ).inc()
             metrics.labelled(metrics.REQUEST_SECONDS, route).observe(time.perf_counter() - started)
 
 

@@ -1,4 +1,5 @@
 """The one Settings class. Every knob is an environment variable with the GA_ prefix."""
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -23,7 +24,9 @@ class Settings(BaseSettings):
     log_level: str = "INFO"
 
     # --- LLM (OpenAI-compatible). Unset base URL = embedded extractive composer + heuristics.
-    llm_provider: str = "openai"  # a registered chat-model provider (app/providers/llm); "openai" = any OpenAI-compatible API
+    llm_provider: str = (
+        "openai"  # a registered chat-model provider (app/providers/llm); "openai" = any OpenAI-compatible API
+    )
     llm_base_url: str | None = None
     llm_api_key: str = "not-needed"
     planner_model: str = "gpt-4o-mini"
@@ -104,19 +107,34 @@ class Settings(BaseSettings):
     skip_model_below: float = 0.02  # no composing call when the best sentence scores below this (cost)
 
     # --- pricing: USD per 1M tokens (input, output) by model; USD per call by search provider
-    llm_prices: dict[str, tuple[float, float]] = Field(default_factory=lambda: {
-        "gpt-4o": (2.5, 10.0), "gpt-4o-mini": (0.15, 0.6), "gpt-4.1": (2.0, 8.0),
-        "gpt-4.1-mini": (0.4, 1.6), "gpt-4.1-nano": (0.1, 0.4)})
-    search_prices: dict[str, float] = Field(default_factory=lambda: {
-        "local": 0.0, "searxng": 0.0, "brave": 0.005, "tavily": 0.008, "serper": 0.001})
+    llm_prices: dict[str, tuple[float, float]] = Field(
+        default_factory=lambda: {
+            "gpt-4o": (2.5, 10.0),
+            "gpt-4o-mini": (0.15, 0.6),
+            "gpt-4.1": (2.0, 8.0),
+            "gpt-4.1-mini": (0.4, 1.6),
+            "gpt-4.1-nano": (0.1, 0.4),
+        }
+    )
+    search_prices: dict[str, float] = Field(
+        default_factory=lambda: {"local": 0.0, "searxng": 0.0, "brave": 0.005, "tavily": 0.008, "serper": 0.001}
+    )
     fetch_price: float = 0.0
 
     # --- tokens
     tiktoken_cache_dir: Path = REPO_ROOT / ".cache" / "tiktoken"
     token_encoding: str = "o200k_base"
 
-    @field_validator("api_keys", "search_providers", "fetch_allowed_ports", "fetch_allow_private",
-                     "primary_domains", "trusted_domains", "blocked_domains", mode="before")
+    @field_validator(
+        "api_keys",
+        "search_providers",
+        "fetch_allowed_ports",
+        "fetch_allow_private",
+        "primary_domains",
+        "trusted_domains",
+        "blocked_domains",
+        mode="before",
+    )
     @classmethod
     def _split_commas(cls, v):
         if isinstance(v, str):
@@ -124,9 +142,9 @@ class Settings(BaseSettings):
         return v
 
     # --- cache TTLs by freshness class (seconds)
-    ttl_live_s: int = 300        # freshness <= 2 days: prices, status
-    ttl_news_s: int = 3600       # <= 30 days
-    ttl_docs_s: int = 86400      # anything longer
+    ttl_live_s: int = 300  # freshness <= 2 days: prices, status
+    ttl_news_s: int = 3600  # <= 30 days
+    ttl_docs_s: int = 86400  # anything longer
     trace_ttl_s: int = 3600
 
     def page_ttl(self, freshness_days: int | None) -> int:

@@ -1,4 +1,5 @@
 """Long-lived clients, built once in the lifespan and reached through small dependencies."""
+
 from __future__ import annotations
 
 import logging
@@ -51,8 +52,11 @@ class ServiceState:
 
         load_builtin_providers()
         # Operator-configured upstreams (search APIs, the LLM) use this client; result URLs never do.
-        http = httpx.AsyncClient(timeout=httpx.Timeout(settings.search_timeout_s, connect=2.0), trust_env=False,
-                                 headers={"User-Agent": f"{settings.user_agent} (+{settings.contact_url})"})
+        http = httpx.AsyncClient(
+            timeout=httpx.Timeout(settings.search_timeout_s, connect=2.0),
+            trust_env=False,
+            headers={"User-Agent": f"{settings.user_agent} (+{settings.contact_url})"},
+        )
         search = [build_search_provider(name, settings, http) for name in settings.search_providers]
         for provider in search:
             opener = getattr(provider, "astart", None)  # optional async warm-up hook
@@ -71,8 +75,13 @@ class ServiceState:
         )
 
     async def aclose(self) -> None:
-        for closer in [*(p.aclose for p in self.search), self.fetcher.aclose, self.cache.aclose,
-                       *([self.llm.aclose] if self.llm else []), self.http.aclose]:
+        for closer in [
+            *(p.aclose for p in self.search),
+            self.fetcher.aclose,
+            self.cache.aclose,
+            *([self.llm.aclose] if self.llm else []),
+            self.http.aclose,
+        ]:
             try:
                 await closer()
             except Exception:

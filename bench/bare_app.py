@@ -5,6 +5,7 @@
 POST /v1/chat/completions parses the JSON body (as FastAPI does for the service) and answers the
 given document, serialised with orjson per request (as the service does). GET /healthz for start-up.
 """
+
 from __future__ import annotations
 
 import argparse

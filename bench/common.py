@@ -2,6 +2,7 @@
 
 The data lives read-only in ../shared/bench-data (never copied into the repository).
 """
+
 from __future__ import annotations
 
 import gzip

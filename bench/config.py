@@ -1,4 +1,5 @@
 """Run configuration: sizes for a full run and for --quick (the smoke test's few-second pass)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -33,8 +34,21 @@ class BenchConfig:
     def make(cls, quick: bool) -> BenchConfig:
         if not quick:
             return cls()
-        return cls(quick=True, repeats=1, latency_levels={1: 2, 4: 4}, naive_requests=1, latency_scale=0.1,
-                   latency_workers=1,
-                   cpu_requests=8, cpu_concurrency=2, cpu_workers=(1,), cpu_composers=("extractive",),
-                   stage_requests=2, cache_seconds=1.0, cache_connections=2, token_requests=3,
-                   memory_requests=8, quality_limit=4)
+        return cls(
+            quick=True,
+            repeats=1,
+            latency_levels={1: 2, 4: 4},
+            naive_requests=1,
+            latency_scale=0.1,
+            latency_workers=1,
+            cpu_requests=8,
+            cpu_concurrency=2,
+            cpu_workers=(1,),
+            cpu_composers=("extractive",),
+            stage_requests=2,
+            cache_seconds=1.0,
+            cache_connections=2,
+            token_requests=3,
+            memory_requests=8,
+            quality_limit=4,
+        )

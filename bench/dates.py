@@ -11,6 +11,7 @@ since the first version were tuned looking at the even half only.
 
     python bench/dates.py [--json out.json] [--limit N]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -114,18 +115,38 @@ def main() -> None:
         s = score(outputs, pages)
         even, odd = score(outputs[0::2], pages[0::2]), score(outputs[1::2], pages[1::2])
         sources = Counter(out[1] if out else "error" for out in outputs)
-        results[name] = {**s, "accuracy_even": even["accuracy"], "accuracy_odd": odd["accuracy"],
-                         "median_ms": median(times), "p95_ms": percentile(times, 0.95),
-                         "sources": dict(sources), "pages": len(pages)}
-        rows.append([name, s["accuracy"], even["accuracy"], odd["accuracy"], s["precision"], s["recall"], f"{median(times):.2f}",
-                     f"{percentile(times, 0.95):.2f}"])
+        results[name] = {
+            **s,
+            "accuracy_even": even["accuracy"],
+            "accuracy_odd": odd["accuracy"],
+            "median_ms": median(times),
+            "p95_ms": percentile(times, 0.95),
+            "sources": dict(sources),
+            "pages": len(pages),
+        }
+        rows.append(
+            [
+                name,
+                s["accuracy"],
+                even["accuracy"],
+                odd["accuracy"],
+                s["precision"],
+                s["recall"],
+                f"{median(times):.2f}",
+                f"{percentile(times, 0.95):.2f}",
+            ]
+        )
         if args.misses and name == "ours (html + url)":
             # rules are tuned looking at the even half only; the odd half stays held out
             for out, (url, _, gold) in list(zip(outputs, pages))[0::2]:
                 if (out[0] if out else None) != gold:
                     print(f"  miss gold={gold} got={out} {url[:100]}", file=sys.stderr)
     print(f"dates: {len(pages)} pages, one core, fastest of {args.repeats} timed passes per page\n")
-    print(markdown_table(["extractor", "accuracy", "acc. even", "acc. odd", "precision", "recall", "median ms", "p95 ms"], rows))
+    print(
+        markdown_table(
+            ["extractor", "accuracy", "acc. even", "acc. odd", "precision", "recall", "median ms", "p95 ms"], rows
+        )
+    )
     for name, res in results.items():
         if name.startswith("ours"):
             print(f"\n{name} sources: {res['sources']}")

@@ -13,6 +13,7 @@ generalises.
 
     python bench/extraction.py [--json out.json] [--limit N] [--only ours,trafilatura]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -145,15 +146,30 @@ def main() -> None:
             "pages": len(pages),
             "per_page": {pid: {"p": s[0], "r": s[1], "ms": t} for (pid, *_), s, t in zip(pages, scores, times)},
         }
-        rows.append([name, whole["f1"], whole["precision"], whole["recall"], even["f1"], odd["f1"],
-                     literal["f1"], f"{median(times):.2f}", f"{percentile(times, 0.95):.2f}"])
+        rows.append(
+            [
+                name,
+                whole["f1"],
+                whole["precision"],
+                whole["recall"],
+                even["f1"],
+                odd["f1"],
+                literal["f1"],
+                f"{median(times):.2f}",
+                f"{percentile(times, 0.95):.2f}",
+            ]
+        )
         if args.worst and name == "ours":
             # tuning looks at the even half only, so the odd half stays held out
             ranked = sorted(list(zip(pages, scores))[0::2], key=lambda ps: sum(ps[1]))
             for (pid, url, _, _), (p, r) in ranked[: args.worst]:
                 print(f"  worst {pid[:12]} p={p:.2f} r={r:.2f} {url}", file=sys.stderr)
     print(f"aeb: {len(pages)} pages, one core, fastest of {args.repeats} timed passes per page\n")
-    print(markdown_table(["extractor", "F1", "precision", "recall", "F1 even", "F1 odd", "F1 ws-set", "median ms", "p95 ms"], rows))
+    print(
+        markdown_table(
+            ["extractor", "F1", "precision", "recall", "F1 even", "F1 odd", "F1 ws-set", "median ms", "p95 ms"], rows
+        )
+    )
     write_json(args.json, results)
 
 

@@ -5,6 +5,7 @@ Upstreams answer at once; every answer fetches six real pages (aeb) at URLs neve
 time of the uvicorn process tree / answers), for 1 and 2 workers, extractive composer and a
 zero-latency model; then a c=1 pass for wall ms by stage (at c=1 and zero latency, ~CPU).
 """
+
 from __future__ import annotations
 
 import resource
@@ -54,11 +55,18 @@ def run(cfg: BenchConfig) -> dict:
                     for s in samples:
                         key = s.grounding.get("status", f"http_{s.status}")
                         statuses[key] = statuses.get(key, 0) + 1
-                    runs.append({"answers": len(ok), "wall_s": wall, "answers_per_s": len(ok) / wall,
-                                 "service_cpu_ms_per_answer": (cpu1 - cpu0) * 1000 / max(1, len(ok)),
-                                 "service_cpu_share": (cpu1 - cpu0) / wall,
-                                 "upstreams_cpu_share": (up1 - up0) / wall, "loadgen_cpu_share": (me1 - me0) / wall,
-                                 "statuses": statuses})
+                    runs.append(
+                        {
+                            "answers": len(ok),
+                            "wall_s": wall,
+                            "answers_per_s": len(ok) / wall,
+                            "service_cpu_ms_per_answer": (cpu1 - cpu0) * 1000 / max(1, len(ok)),
+                            "service_cpu_share": (cpu1 - cpu0) / wall,
+                            "upstreams_cpu_share": (up1 - up0) / wall,
+                            "loadgen_cpu_share": (me1 - me0) / wall,
+                            "statuses": statuses,
+                        }
+                    )
                 if workers == 1:
                     jobs = [(i, workload.body(i)) for i in range(nxt, nxt + cfg.stage_requests)]
                     samples, _ = closed_loop(url, jobs, 1)
@@ -68,37 +76,57 @@ def run(cfg: BenchConfig) -> dict:
                             per_stage.setdefault(k, []).append(v)
                     stages = {k: round(statistics.median(v), 2) for k, v in per_stage.items()}
                 nxt += cfg.stage_requests
-            out["configs"].append({
-                "workers": workers, "composer": composer, "runs": runs, "stage_ms_median_c1": stages,
-                "answers_per_s": spread(r["answers_per_s"] for r in runs),
-                "cpu_ms_per_answer": spread(r["service_cpu_ms_per_answer"] for r in runs),
-            })
+            out["configs"].append(
+                {
+                    "workers": workers,
+                    "composer": composer,
+                    "runs": runs,
+                    "stage_ms_median_c1": stages,
+                    "answers_per_s": spread(r["answers_per_s"] for r in runs),
+                    "cpu_ms_per_answer": spread(r["service_cpu_ms_per_answer"] for r in runs),
+                }
+            )
     best = max(c["answers_per_s"]["median"] for c in out["configs"])
     out["targets"] = {f"answers_per_s>={TARGET_RPS:g}": {"value": best, "met": best >= TARGET_RPS}}
     return out
 
 
 def render(res: dict) -> str:
-    lines = [f"Zero-latency upstreams, six real aeb pages per answer at fresh URLs, `cache: bypass`, "
-             f"{res['requests_per_run']} answers per run at concurrency {res['concurrency']}. Service, simulators "
-             "and load generator share the machine's 2 cores (CPU shares below say how). Capacity if the service "
-             "had both cores to itself = 2000 / CPU ms per answer. Cells: median (min–max) over repeats.", "",
-             "| workers | composer | answers/s | service CPU ms / answer | capacity on 2 cores (answers/s) | "
-             "service / simulators / load-gen CPU (cores) | statuses |", "|" + "---|" * 7]
+    lines = [
+        f"Zero-latency upstreams, six real aeb pages per answer at fresh URLs, `cache: bypass`, "
+        f"{res['requests_per_run']} answers per run at concurrency {res['concurrency']}. Service, simulators "
+        "and load generator share the machine's 2 cores (CPU shares below say how). Capacity if the service "
+        "had both cores to itself = 2000 / CPU ms per answer. Cells: median (min–max) over repeats.",
+        "",
+        "| workers | composer | answers/s | service CPU ms / answer | capacity on 2 cores (answers/s) | "
+        "service / simulators / load-gen CPU (cores) | statuses |",
+        "|" + "---|" * 7,
+    ]
     for c in res["configs"]:
         cpu = c["cpu_ms_per_answer"]
         cap = 2000 / cpu["median"] if cpu.get("n") else float("nan")
-        shares = "/".join(f"{statistics.median(r[k] for r in c['runs']):.2f}"
-                          for k in ("service_cpu_share", "upstreams_cpu_share", "loadgen_cpu_share"))
-        lines.append(f"| {c['workers']} | {c['composer']} | {fmt_spread(c['answers_per_s'], 1)} | "
-                     f"{fmt_spread(cpu, 1)} | {cap:.1f} | {shares} | {c['runs'][0]['statuses']} |")
+        shares = "/".join(
+            f"{statistics.median(r[k] for r in c['runs']):.2f}"
+            for k in ("service_cpu_share", "upstreams_cpu_share", "loadgen_cpu_share")
+        )
+        lines.append(
+            f"| {c['workers']} | {c['composer']} | {fmt_spread(c['answers_per_s'], 1)} | "
+            f"{fmt_spread(cpu, 1)} | {cap:.1f} | {shares} | {c['runs'][0]['statuses']} |"
+        )
     staged = [c for c in res["configs"] if c["stage_ms_median_c1"]]
     if staged:
         names = list(staged[0]["stage_ms_median_c1"])
-        lines += ["", "Wall ms by stage at c=1 (median request; zero-latency upstreams, so this is mostly CPU):", "",
-                  "| composer | " + " | ".join(names) + " |", "|" + "---|" * (len(names) + 1)]
+        lines += [
+            "",
+            "Wall ms by stage at c=1 (median request; zero-latency upstreams, so this is mostly CPU):",
+            "",
+            "| composer | " + " | ".join(names) + " |",
+            "|" + "---|" * (len(names) + 1),
+        ]
         for c in staged:
-            lines.append(f"| {c['composer']} | " + " | ".join(f"{c['stage_ms_median_c1'].get(k, 0):.1f}" for k in names) + " |")
+            lines.append(
+                f"| {c['composer']} | " + " | ".join(f"{c['stage_ms_median_c1'].get(k, 0):.1f}" for k in names) + " |"
+            )
     lines += ["", "Targets:", ""]
     for name, t in res["targets"].items():
         lines.append(f"- {name}: {verdict(t['met'])} (best median {t['value']:.1f} answers/s)")

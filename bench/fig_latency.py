@@ -5,6 +5,7 @@ composer 800 ms. Per request, the ideal critical path is plan + slowest search +
 page + compose; the ratio is end-to-end / that, the overhead end-to-end minus it. Levels c=1, 16, 64,
 repeated; plus the naive sequential pipeline on the same questions.
 """
+
 from __future__ import annotations
 
 import statistics
@@ -24,8 +25,12 @@ STAGE_BUDGET = {"plan": "plan_s", "search": "search_s", "compose": "compose_s"}
 
 def make_workload(cfg: BenchConfig, n_requests: int) -> Workload:
     s = cfg.latency_scale
-    return Workload(n_requests=n_requests, latencies=Latencies(
-        plan_s=0.4 * s, search_s=0.3 * s, fetch_min_s=0.2 * s, fetch_max_s=1.5 * s, compose_s=0.8 * s))
+    return Workload(
+        n_requests=n_requests,
+        latencies=Latencies(
+            plan_s=0.4 * s, search_s=0.3 * s, fetch_min_s=0.2 * s, fetch_max_s=1.5 * s, compose_s=0.8 * s
+        ),
+    )
 
 
 def analyse(samples: list[Sample], workload: Workload, wall_s: float) -> dict:
@@ -53,16 +58,21 @@ def analyse(samples: list[Sample], workload: Workload, wall_s: float) -> dict:
                 budget = slowest
             stage_extra.setdefault(stage, []).append(ms - budget * 1000)
     return {
-        "requests": len(samples), "full_pipeline": len(full), "statuses": dict(statuses),
+        "requests": len(samples),
+        "full_pipeline": len(full),
+        "statuses": dict(statuses),
         "fetch_outcomes": dict(fetch_outcomes),
         "throughput_rps": len(samples) / wall_s if wall_s else 0.0,
         # no request ran the whole pipeline: no ratio at all (never a 0 that would pass a target)
-        **{k: (pcts(v) if v else None) for k, v in (("e2e_ms", e2e), ("critical_ms", crit), ("ratio", ratios),
-                                                   ("overhead_ms", overheads))},
+        **{
+            k: (pcts(v) if v else None)
+            for k, v in (("e2e_ms", e2e), ("critical_ms", crit), ("ratio", ratios), ("overhead_ms", overheads))
+        },
         # wall ms per stage beyond its simulated upstream time (fetch: beyond the slowest page)
         "stage_excess_ms_median": {k: round(statistics.median(v), 2) for k, v in stage_extra.items()},
-        "stage_excess_ms_p99": {k: round(sorted(v)[min(len(v) - 1, int(0.99 * (len(v) - 1)))], 2)
-                                for k, v in stage_extra.items()},
+        "stage_excess_ms_p99": {
+            k: round(sorted(v)[min(len(v) - 1, int(0.99 * (len(v) - 1)))], 2) for k, v in stage_extra.items()
+        },
     }
 
 
@@ -98,24 +108,35 @@ def run(cfg: BenchConfig) -> dict:
                     if rep == 0 and c == min(cfg.latency_levels) and not naive:
                         idx = [i for i, _ in jobs[: cfg.naive_requests]]
                         times = run_naive(up.info, workload, idx)
-                        naive = {"requests": len(idx),
-                                 "e2e_ms": [t * 1000 for t in times],
-                                 "ratio": [t / workload.critical_path_s(i) for t, i in zip(times, idx)],
-                                 "service_e2e_ms": [s.latency_s * 1000 for s in samples if s.index in idx]}
+                        naive = {
+                            "requests": len(idx),
+                            "e2e_ms": [t * 1000 for t in times],
+                            "ratio": [t / workload.critical_path_s(i) for t, i in zip(times, idx)],
+                            "service_e2e_ms": [s.latency_s * 1000 for s in samples if s.index in idx],
+                        }
                     nxt += n
         upstream_stats = up.stats()
     summary = {}
     for c, runs in levels.items():
-        summary[c] = {f"{m}_{q}": spread(r[m][q] for r in runs if r[m] is not None)
-                      for m in ("e2e_ms", "ratio", "overhead_ms", "critical_ms") for q in ("p50", "p95", "p99")}
+        summary[c] = {
+            f"{m}_{q}": spread(r[m][q] for r in runs if r[m] is not None)
+            for m in ("e2e_ms", "ratio", "overhead_ms", "critical_ms")
+            for q in ("p50", "p95", "p99")
+        }
     targets = {
         "ratio_p99_c1<=1.05": _met(summary.get(1, {}).get("ratio_p99"), 1.05),
         "ratio_p99_c64<=1.15": _met(summary.get(64, {}).get("ratio_p99"), 1.15),
         "overhead_p99_c64<=50ms": _met(summary.get(64, {}).get("overhead_ms_p99"), 50.0),
     }
-    return {"workers": cfg.latency_workers, "latencies_s": workload.latencies.__dict__, "levels": {str(c): r for c, r in levels.items()},
-            "summary": {str(c): s for c, s in summary.items()}, "naive": naive, "targets": targets,
-            "upstream_requests": upstream_stats}
+    return {
+        "workers": cfg.latency_workers,
+        "latencies_s": workload.latencies.__dict__,
+        "levels": {str(c): r for c, r in levels.items()},
+        "summary": {str(c): s for c, s in summary.items()},
+        "naive": naive,
+        "targets": targets,
+        "upstream_requests": upstream_stats,
+    }
 
 
 def _met(s: dict | None, limit: float) -> dict:
@@ -127,33 +148,47 @@ def _met(s: dict | None, limit: float) -> dict:
 
 def render(res: dict) -> str:
     lat = res["latencies_s"]
-    lines = [f"Simulated upstreams: plan {lat['plan_s'] * 1000:.0f} ms, each search {lat['search_s'] * 1000:.0f} ms, "
-             f"each page {lat['fetch_min_s'] * 1000:.0f}–{lat['fetch_max_s'] * 1000:.0f} ms (drawn per page), "
-             f"compose {lat['compose_s'] * 1000:.0f} ms. Real pages (aeb, 6 per answer), LLM planner and composer "
-             f"(chat simulator), `cache: bypass`, unique questions, service with {res.get('workers', 1)} uvicorn "
-             "worker(s). Ratio = end-to-end / (plan + search + slowest "
-             "fetched page + compose), per request; overhead = end-to-end − that. Cells: median over repeats "
-             "(min–max).", "",
-             "| c | requests/run | full pipeline | e2e p50 ms | e2e p95 ms | e2e p99 ms | ratio p50 | ratio p95 | "
-             "ratio p99 | overhead p50 ms | overhead p99 ms | peak RSS MB |", "|" + "---|" * 12]
+    lines = [
+        f"Simulated upstreams: plan {lat['plan_s'] * 1000:.0f} ms, each search {lat['search_s'] * 1000:.0f} ms, "
+        f"each page {lat['fetch_min_s'] * 1000:.0f}–{lat['fetch_max_s'] * 1000:.0f} ms (drawn per page), "
+        f"compose {lat['compose_s'] * 1000:.0f} ms. Real pages (aeb, 6 per answer), LLM planner and composer "
+        f"(chat simulator), `cache: bypass`, unique questions, service with {res.get('workers', 1)} uvicorn "
+        "worker(s). Ratio = end-to-end / (plan + search + slowest "
+        "fetched page + compose), per request; overhead = end-to-end − that. Cells: median over repeats "
+        "(min–max).",
+        "",
+        "| c | requests/run | full pipeline | e2e p50 ms | e2e p95 ms | e2e p99 ms | ratio p50 | ratio p95 | "
+        "ratio p99 | overhead p50 ms | overhead p99 ms | peak RSS MB |",
+        "|" + "---|" * 12,
+    ]
     for c, s in res["summary"].items():
         runs = res["levels"][c]
-        lines.append(f"| {c} | {runs[0]['requests']} | {min(r['full_pipeline'] for r in runs)}–"
-                     f"{max(r['full_pipeline'] for r in runs)} | {fmt_spread(s['e2e_ms_p50'], 0)} | "
-                     f"{fmt_spread(s['e2e_ms_p95'], 0)} | {fmt_spread(s['e2e_ms_p99'], 0)} | "
-                     f"{fmt_spread(s['ratio_p50'], 3)} | {fmt_spread(s['ratio_p95'], 3)} | {fmt_spread(s['ratio_p99'], 3)} | "
-                     f"{fmt_spread(s['overhead_ms_p50'], 0)} | {fmt_spread(s['overhead_ms_p99'], 0)} | "
-                     f"{max(r['vmhwm_mb'] for r in runs):.0f} |")
+        lines.append(
+            f"| {c} | {runs[0]['requests']} | {min(r['full_pipeline'] for r in runs)}–"
+            f"{max(r['full_pipeline'] for r in runs)} | {fmt_spread(s['e2e_ms_p50'], 0)} | "
+            f"{fmt_spread(s['e2e_ms_p95'], 0)} | {fmt_spread(s['e2e_ms_p99'], 0)} | "
+            f"{fmt_spread(s['ratio_p50'], 3)} | {fmt_spread(s['ratio_p95'], 3)} | {fmt_spread(s['ratio_p99'], 3)} | "
+            f"{fmt_spread(s['overhead_ms_p50'], 0)} | {fmt_spread(s['overhead_ms_p99'], 0)} | "
+            f"{max(r['vmhwm_mb'] for r in runs):.0f} |"
+        )
     nv = res.get("naive") or {}
     if nv:
-        lines += ["", f"Naive sequential pipeline (bench/naive.py) on the first {nv['requests']} c=1 questions: "
-                  f"e2e median {statistics.median(nv['e2e_ms']):.0f} ms, ratio median "
-                  f"{statistics.median(nv['ratio']):.2f} (min {min(nv['ratio']):.2f}, max {max(nv['ratio']):.2f}); "
-                  f"the service on the same questions: median "
-                  f"{statistics.median(nv['service_e2e_ms'] or [0]):.0f} ms."]
-    lines += ["", "Where the excess goes — wall ms per stage beyond its simulated upstream time (median request of "
-              "the first run; fetch: beyond the slowest fetched page):", "",
-              "| c | " + " | ".join(_stages(res)) + " |", "|" + "---|" * (len(_stages(res)) + 1)]
+        lines += [
+            "",
+            f"Naive sequential pipeline (bench/naive.py) on the first {nv['requests']} c=1 questions: "
+            f"e2e median {statistics.median(nv['e2e_ms']):.0f} ms, ratio median "
+            f"{statistics.median(nv['ratio']):.2f} (min {min(nv['ratio']):.2f}, max {max(nv['ratio']):.2f}); "
+            f"the service on the same questions: median "
+            f"{statistics.median(nv['service_e2e_ms'] or [0]):.0f} ms.",
+        ]
+    lines += [
+        "",
+        "Where the excess goes — wall ms per stage beyond its simulated upstream time (median request of "
+        "the first run; fetch: beyond the slowest fetched page):",
+        "",
+        "| c | " + " | ".join(_stages(res)) + " |",
+        "|" + "---|" * (len(_stages(res)) + 1),
+    ]
     for c, runs in res["levels"].items():
         ex = runs[0]["stage_excess_ms_median"]
         if not ex:
@@ -167,9 +202,15 @@ def render(res: dict) -> str:
     for runs in res["levels"].values():
         for r in runs:
             outcomes.update(r.get("fetch_outcomes", {}))
-    lines += ["", f"Answer statuses over all runs (status:abstention reason): {dict(statuses)}. "
-              f"Page fetch outcomes: {dict(outcomes)}. Ratios are over the answers that ran the whole pipeline "
-              "(reached compose), counted in the 'full pipeline' column.", "", "Targets:", ""]
+    lines += [
+        "",
+        f"Answer statuses over all runs (status:abstention reason): {dict(statuses)}. "
+        f"Page fetch outcomes: {dict(outcomes)}. Ratios are over the answers that ran the whole pipeline "
+        "(reached compose), counted in the 'full pipeline' column.",
+        "",
+        "Targets:",
+        "",
+    ]
     for name, t in res["targets"].items():
         value = "not measured" if t["value"] is None else f"{t['value']:.3f}"
         lines.append(f"- {name}: {verdict(t['met'])} (median over runs of the per-run p99: {value})")

@@ -1,5 +1,6 @@
 """Figure 4 — extraction and dates: runs bench/extraction.py and bench/dates.py (their own
 one-core, warm-up-then-timed protocol) and keeps their tables and summary numbers."""
+
 from __future__ import annotations
 
 import json
@@ -24,14 +25,20 @@ def _run_script(script: str, limit: int | None) -> dict:
     for entry in data.values():  # per-page detail stays out of the committed JSON (size)
         if isinstance(entry, dict):
             entry.pop("per_page", None)
-    return {"command": " ".join(["python", f"bench/{script}", "--json", "out.json"]
-                                + (["--limit", str(limit)] if limit else [])),
-            "table": proc.stdout.strip(), "results": data}
+    return {
+        "command": " ".join(
+            ["python", f"bench/{script}", "--json", "out.json"] + (["--limit", str(limit)] if limit else [])
+        ),
+        "table": proc.stdout.strip(),
+        "results": data,
+    }
 
 
 def run(cfg: BenchConfig) -> dict:
-    return {"extraction": _run_script("extraction.py", cfg.quality_limit),
-            "dates": _run_script("dates.py", cfg.quality_limit)}
+    return {
+        "extraction": _run_script("extraction.py", cfg.quality_limit),
+        "dates": _run_script("dates.py", cfg.quality_limit),
+    }
 
 
 def render(res: dict) -> str:

@@ -6,6 +6,7 @@ trace (`GET /v1/traces/{id}`) gives `evidence_tokens`. The baseline counts, with
 the extracted main text (app.extract.html) of every page the service fetched for that answer — and,
 for scale, their raw HTML.
 """
+
 from __future__ import annotations
 
 import statistics
@@ -57,18 +58,31 @@ def run(cfg: BenchConfig) -> dict:
                         continue
                     trace = client.get(f"{svc.url}/v1/traces/{g['request_id']}")
                     evidence = trace.json().get("evidence_tokens") if trace.status_code == 200 else None
-                    pids = [workload.pages_of(key[0])[key[1]] for f in g.get("fetches", [])
-                            if f.get("outcome") == "ok" and (key := page_key(f["url"]))]
+                    pids = [
+                        workload.pages_of(key[0])[key[1]]
+                        for f in g.get("fetches", [])
+                        if f.get("outcome") == "ok" and (key := page_key(f["url"]))
+                    ]
                     stuffed = [page_tokens(p) for p in pids]
-                    rows.append({"compose_prompt": compose, "evidence": evidence, "pages": len(pids),
-                                 "stuffed_text": sum(t for t, _ in stuffed), "stuffed_html": sum(h for _, h in stuffed)})
+                    rows.append(
+                        {
+                            "compose_prompt": compose,
+                            "evidence": evidence,
+                            "pages": len(pids),
+                            "stuffed_text": sum(t for t, _ in stuffed),
+                            "stuffed_html": sum(h for _, h in stuffed),
+                        }
+                    )
     ratio = [r["compose_prompt"] / r["stuffed_text"] for r in rows if r["stuffed_text"]]
-    return {"answers": len(rows), "rows": rows,
-            "compose_prompt": pcts([r["compose_prompt"] for r in rows]),
-            "evidence": pcts([r["evidence"] for r in rows if r["evidence"] is not None]),
-            "stuffed_text": pcts([r["stuffed_text"] for r in rows]),
-            "stuffed_html": pcts([r["stuffed_html"] for r in rows]),
-            "ratio_median": statistics.median(ratio) if ratio else None}
+    return {
+        "answers": len(rows),
+        "rows": rows,
+        "compose_prompt": pcts([r["compose_prompt"] for r in rows]),
+        "evidence": pcts([r["evidence"] for r in rows if r["evidence"] is not None]),
+        "stuffed_text": pcts([r["stuffed_text"] for r in rows]),
+        "stuffed_html": pcts([r["stuffed_html"] for r in rows]),
+        "ratio_median": statistics.median(ratio) if ratio else None,
+    }
 
 
 def render(res: dict) -> str:
@@ -77,14 +91,20 @@ def render(res: dict) -> str:
         return f"| {name} | {p['p50']:.0f} | {p['p95']:.0f} | {p['p99']:.0f} |"
 
     ratio = res["ratio_median"]
-    return "\n".join([
-        f"{res['answers']} answers, zero-latency upstreams, LLM composer (usage counted with tiktoken o200k_base), "
-        "six real aeb pages fetched per answer. Tokens per answer:", "",
-        "| prompt | p50 | p95 | p99 |", "|---|---|---|---|",
-        row("composing prompt (system + evidence spans + question)", "compose_prompt"),
-        row("evidence spans only (trace `evidence_tokens`)", "evidence"),
-        row("stuffing: extracted text of every fetched page", "stuffed_text"),
-        row("stuffing: raw HTML of every fetched page", "stuffed_html"), "",
-        f"Median composing prompt / stuffed extracted text: **{ratio:.3f}** "
-        f"({1 / ratio:.1f}x fewer tokens)." if ratio else "No answers reached the composer.",
-    ])
+    return "\n".join(
+        [
+            f"{res['answers']} answers, zero-latency upstreams, LLM composer (usage counted with tiktoken o200k_base), "
+            "six real aeb pages fetched per answer. Tokens per answer:",
+            "",
+            "| prompt | p50 | p95 | p99 |",
+            "|---|---|---|---|",
+            row("composing prompt (system + evidence spans + question)", "compose_prompt"),
+            row("evidence spans only (trace `evidence_tokens`)", "evidence"),
+            row("stuffing: extracted text of every fetched page", "stuffed_text"),
+            row("stuffing: raw HTML of every fetched page", "stuffed_html"),
+            "",
+            f"Median composing prompt / stuffed extracted text: **{ratio:.3f}** ({1 / ratio:.1f}x fewer tokens)."
+            if ratio
+            else "No answers reached the composer.",
+        ]
+    )

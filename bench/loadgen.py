@@ -1,6 +1,7 @@
 """Bounded closed-loop load: a fixed list of request bodies sent by `concurrency` workers, each
 request timed end to end; and a wrk runner for the cheap routes, where a Python client would be
 the bottleneck. Every loop is bounded in count and in time, and targets 127.0.0.1 only."""
+
 from __future__ import annotations
 
 import asyncio
@@ -25,8 +26,9 @@ class Sample:
     error: str = ""
 
 
-async def _closed_loop(url: str, jobs: list[tuple[int, dict]], concurrency: int, timeout_s: float,
-                       budget_s: float, keep_grounding: bool) -> list[Sample]:
+async def _closed_loop(
+    url: str, jobs: list[tuple[int, dict]], concurrency: int, timeout_s: float, budget_s: float, keep_grounding: bool
+) -> list[Sample]:
     queue: asyncio.Queue[tuple[int, dict]] = asyncio.Queue()
     for job in jobs:
         queue.put_nowait(job)
@@ -56,8 +58,15 @@ async def _closed_loop(url: str, jobs: list[tuple[int, dict]], concurrency: int,
     return samples
 
 
-def closed_loop(url: str, jobs: list[tuple[int, dict]], concurrency: int, *, timeout_s: float = 60.0,
-                budget_s: float = 300.0, keep_grounding: bool = True) -> tuple[list[Sample], float]:
+def closed_loop(
+    url: str,
+    jobs: list[tuple[int, dict]],
+    concurrency: int,
+    *,
+    timeout_s: float = 60.0,
+    budget_s: float = 300.0,
+    keep_grounding: bool = True,
+) -> tuple[list[Sample], float]:
     """Send every job (index, body) with `concurrency` in flight; returns samples and wall seconds."""
     t0 = time.perf_counter()
     samples = asyncio.run(_closed_loop(url, jobs, concurrency, timeout_s, budget_s, keep_grounding))
@@ -91,9 +100,26 @@ def wrk_post(url: str, body: dict, *, connections: int, seconds: float, threads:
         body_path.write_text(json.dumps(body))
         script = Path(tmp) / "post.lua"
         script.write_text(_WRK_LUA % {"body": body_path})
-        out = subprocess.run(["wrk", "-t", str(threads), "-c", str(connections), "-d", f"{max(1, round(seconds))}s",
-                              "--timeout", "10s", "-s", str(script), url],
-                             capture_output=True, text=True, timeout=seconds + 30, check=True).stdout
+        out = subprocess.run(
+            [
+                "wrk",
+                "-t",
+                str(threads),
+                "-c",
+                str(connections),
+                "-d",
+                f"{max(1, round(seconds))}s",
+                "--timeout",
+                "10s",
+                "-s",
+                str(script),
+                url,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=seconds + 30,
+            check=True,
+        ).stdout
     m = re.search(r"^BENCH (\{.*\})$", out, re.M)
     if not m:
         raise RuntimeError(f"wrk printed no summary: {out[-500:]}")
@@ -114,6 +140,13 @@ def httpx_post_for(url: str, body: dict, *, connections: int, seconds: float) ->
     def pct(q: float) -> float:
         return lat[min(len(lat) - 1, int(q * (len(lat) - 1)))] if lat else 0.0
 
-    return {"requests": len(samples), "seconds": wall, "rps": len(ok) / wall if wall else 0.0,
-            "p50_ms": pct(0.5), "p99_ms": pct(0.99), "non2xx": len(samples) - len(ok), "errors": 0,
-            "tool": "httpx"}
+    return {
+        "requests": len(samples),
+        "seconds": wall,
+        "rps": len(ok) / wall if wall else 0.0,
+        "p50_ms": pct(0.5),
+        "p99_ms": pct(0.99),
+        "non2xx": len(samples) - len(ok),
+        "errors": 0,
+        "tool": "httpx",
+    }

@@ -3,6 +3,7 @@
 Plan (one model call), search each query in turn, fetch each result page in turn, compose (one model
 call). No extraction, no ranking: it only shows what doing the I/O sequentially costs.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,9 +19,16 @@ def naive_answer(client: httpx.Client, info: dict, workload: Workload, i: int) -
     t0 = time.perf_counter()
     question = workload.question(i)
     llm = info["llm_url"] + "/chat/completions"
-    plan = client.post(llm, json={"model": "gpt-4o-mini", "messages": [
-        {"role": "system", "content": PLANNER_PREFIX + " (naive baseline). Return JSON."},
-        {"role": "user", "content": question}]}).json()
+    plan = client.post(
+        llm,
+        json={
+            "model": "gpt-4o-mini",
+            "messages": [
+                {"role": "system", "content": PLANNER_PREFIX + " (naive baseline). Return JSON."},
+                {"role": "user", "content": question},
+            ],
+        },
+    ).json()
     queries = json.loads(plan["choices"][0]["message"]["content"])["queries"]
     urls: list[str] = []
     for q in queries:
@@ -29,9 +37,16 @@ def naive_answer(client: httpx.Client, info: dict, workload: Workload, i: int) -
     texts = []
     for url in urls[: workload.pages_per_answer]:
         texts.append(client.get(url).text[:2000])
-    client.post(llm, json={"model": "gpt-4o", "messages": [
-        {"role": "system", "content": "You answer the user's question using only the evidence."},
-        {"role": "user", "content": "\n\n".join(texts) + "\n\nQuestion: " + question}]})
+    client.post(
+        llm,
+        json={
+            "model": "gpt-4o",
+            "messages": [
+                {"role": "system", "content": "You answer the user's question using only the evidence."},
+                {"role": "user", "content": "\n\n".join(texts) + "\n\nQuestion: " + question},
+            ],
+        },
+    )
     return time.perf_counter() - t0
 
 

@@ -3,6 +3,7 @@ independent pages in the evaluation cases and the test web.
 
     python bench/near_duplicates.py
 """
+
 from __future__ import annotations
 
 import glob
@@ -42,7 +43,7 @@ def timing(rounds: int = 20) -> None:
         for t in texts:
             m = MinHash(num_perm=64, seed=7)
             w = words(t)[:3000]
-            m.update_batch([" ".join(w[i:i + 5]).encode() for i in range(max(1, len(w) - 4))])
+            m.update_batch([" ".join(w[i : i + 5]).encode() for i in range(max(1, len(w) - 4))])
             hashes.append(m)
         return [a.jaccard(b) for i, a in enumerate(hashes) for b in hashes[:i]]
 
@@ -67,7 +68,8 @@ def main() -> None:
             pages = [" ".join(p["paragraphs"]) for p in case["web"]["pages"]]
             pairs = [jaccard(pages[i], pages[j]) for i in range(len(pages)) for j in range(i + 1, len(pages))]
             (syndicated if "syndicated" in case.get("tags", []) else independent).extend(
-                j for j in pairs if "syndicated" not in case.get("tags", []) or j > 0.5)
+                j for j in pairs if "syndicated" not in case.get("tags", []) or j > 0.5
+            )
     print(f"threshold {NEAR_DUP_THRESHOLD}")
     print(f"syndicated copies: n={len(syndicated)} min={min(syndicated):.2f} max={max(syndicated):.2f}")
     print(f"independent pages: n={len(independent)} min={min(independent):.2f} max={max(independent):.2f}")

@@ -1,5 +1,6 @@
 """Processes under benchmark: the service (uvicorn, its own process), the simulated upstreams, the
 bare reference app; and what /proc says about them (CPU seconds, peak RSS)."""
+
 from __future__ import annotations
 
 import json
@@ -116,8 +117,13 @@ class UpstreamsProcess(_Proc):
     """bench/upstreams.py in a subprocess; `info` is its JSON description (URLs, env for the service)."""
 
     def __init__(self, workload: Workload):
-        self.proc = subprocess.Popen([PYTHON, "-m", "bench.upstreams", workload.to_json()], cwd=REPO_ROOT,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            [PYTHON, "-m", "bench.upstreams", workload.to_json()],
+            cwd=REPO_ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         line = self.proc.stdout.readline()
         if not line:
             raise RuntimeError(f"upstreams failed to start (exit {self.proc.wait()})")
@@ -147,8 +153,19 @@ class ServiceProcess(_Proc):
         self.url = f"http://127.0.0.1:{self.port}"
         env = {k: v for k, v in os.environ.items() if not k.startswith("GA_")}
         env.update({"GA_LOG_LEVEL": "WARNING", **settings_env})
-        cmd = [PYTHON, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1", "--port", str(self.port),
-               "--no-access-log", "--log-level", "warning"]
+        cmd = [
+            PYTHON,
+            "-m",
+            "uvicorn",
+            "app.main:app",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--no-access-log",
+            "--log-level",
+            "warning",
+        ]
         if workers > 1:
             cmd += ["--workers", str(workers)]
         self.command = " ".join(["GA_…=…"] + cmd[1:])
@@ -168,6 +185,7 @@ class BareProcess(_Proc):
     def __init__(self, body_file: Path):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.proc = subprocess.Popen([PYTHON, "-m", "bench.bare_app", "--port", str(self.port),
-                                      "--body-file", str(body_file)], cwd=REPO_ROOT)
+        self.proc = subprocess.Popen(
+            [PYTHON, "-m", "bench.bare_app", "--port", str(self.port), "--body-file", str(body_file)], cwd=REPO_ROOT
+        )
         wait_http(self.url + "/healthz", self.proc)

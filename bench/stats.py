@@ -1,4 +1,5 @@
 """Small statistics and formatting helpers shared by the figure modules."""
+
 from __future__ import annotations
 
 import statistics

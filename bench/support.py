@@ -20,6 +20,7 @@ Scorers: `lexical` (app.language.support.LexicalSupport, threshold 0.6, band 0.2
 `baseline` (app.pipeline.verify.support_of, at the service's own settings: threshold 0.5 and
 verify.unsettled's band 0.3).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -92,8 +93,9 @@ def evaluate(scorer, rows: list[dict]) -> list[dict]:
     for r in rows:
         score, decisive = scorer.run(r["claim"], [r["passage"]])
         pred = score >= scorer.threshold
-        out.append({**r, "score": score, "decisive": decisive, "pred": pred,
-                    "correct": pred == (r["label"] == "supported")})
+        out.append(
+            {**r, "score": score, "decisive": decisive, "pred": pred, "correct": pred == (r["label"] == "supported")}
+        )
     return out
 
 
@@ -104,21 +106,28 @@ def summarise(results: list[dict]) -> dict:
     decisive = [r for r in results if r["decisive"]]
     wrong_decisive = [r for r in decisive if not r["correct"]]
     traps = [r for r in results if r["trap"] in ("negation", "antonym") and r["label"] == "unsupported"]
-    return {"n": n,
-            "accuracy": round(sum(r["correct"] for r in results) / n, 3),
-            "decisive": round(len(decisive) / n, 3),
-            "decisive_wrong": round(len(wrong_decisive) / len(decisive), 3) if decisive else 0.0,
-            "traps_supported": sum(r["pred"] for r in traps), "traps": len(traps)}
+    return {
+        "n": n,
+        "accuracy": round(sum(r["correct"] for r in results) / n, 3),
+        "decisive": round(len(decisive) / n, 3),
+        "decisive_wrong": round(len(wrong_decisive) / len(decisive), 3) if decisive else 0.0,
+        "traps_supported": sum(r["pred"] for r in traps),
+        "traps": len(traps),
+    }
 
 
 def table(title: str, per: dict[str, dict]) -> str:
-    lines = [title, f"  {'slice':<22}{'n':>5}{'acc':>8}{'decisive':>10}{'dec.wrong':>11}{'neg/ant traps scored supported':>33}"]
+    lines = [
+        title,
+        f"  {'slice':<22}{'n':>5}{'acc':>8}{'decisive':>10}{'dec.wrong':>11}{'neg/ant traps scored supported':>33}",
+    ]
     for name, s in per.items():
         if not s.get("n"):
             continue
         trap = f"{s['traps_supported']}/{s['traps']}" if s["traps"] else "-"
-        lines.append(f"  {name:<22}{s['n']:>5}{s['accuracy']:>8.3f}{s['decisive']:>10.3f}"
-                     f"{s['decisive_wrong']:>11.3f}{trap:>33}")
+        lines.append(
+            f"  {name:<22}{s['n']:>5}{s['accuracy']:>8.3f}{s['decisive']:>10.3f}{s['decisive_wrong']:>11.3f}{trap:>33}"
+        )
     return "\n".join(lines)
 
 
@@ -147,13 +156,40 @@ def report(scorer, rows: list[dict]) -> tuple[str, dict]:
 # for its opposite, it must not be.
 
 _AUX = re.compile(r"\b(is|are|was|were|has|have|had|will|can|could|would|should|did|does|do)\b (?!not\b)")
-_SWAP = {"rose": "fell", "fell": "rose", "increased": "decreased", "decreased": "increased", "won": "lost",
-         "lost": "won", "higher": "lower", "lower": "higher", "before": "after", "after": "before",
-         "more": "less", "less": "more", "approved": "rejected", "rejected": "approved", "opened": "closed",
-         "closed": "opened", "high": "low", "low": "high", "beat": "lost to", "increase": "decrease",
-         "decrease": "increase", "largest": "smallest", "biggest": "smallest", "early": "late",
-         "earlier": "later", "later": "earlier", "cut": "raised", "raised": "cut", "allowed": "banned",
-         "strong": "weak", "long": "short", "short": "long"}
+_SWAP = {
+    "rose": "fell",
+    "fell": "rose",
+    "increased": "decreased",
+    "decreased": "increased",
+    "won": "lost",
+    "lost": "won",
+    "higher": "lower",
+    "lower": "higher",
+    "before": "after",
+    "after": "before",
+    "more": "less",
+    "less": "more",
+    "approved": "rejected",
+    "rejected": "approved",
+    "opened": "closed",
+    "closed": "opened",
+    "high": "low",
+    "low": "high",
+    "beat": "lost to",
+    "increase": "decrease",
+    "decrease": "increase",
+    "largest": "smallest",
+    "biggest": "smallest",
+    "early": "late",
+    "earlier": "later",
+    "later": "earlier",
+    "cut": "raised",
+    "raised": "cut",
+    "allowed": "banned",
+    "strong": "weak",
+    "long": "short",
+    "short": "long",
+}
 _SWAP_RX = re.compile(r"\b(" + "|".join(_SWAP) + r")\b")
 
 
@@ -166,33 +202,40 @@ def real_sentences() -> list[tuple[str, str]]:
         sents = split_sentences(body)
         for i, s in enumerate(sents):
             if 40 <= len(s) <= 300:
-                out.append((s, "\n".join(sents[max(0, i - 2):i + 3])))
+                out.append((s, "\n".join(sents[max(0, i - 2) : i + 3])))
     return out
 
 
 def real_report(scorers) -> tuple[str, dict]:
     pairs = real_sentences()
-    negated = [(s[:m.end(1)] + " not" + s[m.end(1):], p) for s, p in pairs if (m := _AUX.search(s))]
-    swapped = [(s[:m.start()] + _SWAP[m.group(1)] + s[m.end():], p) for s, p in pairs if (m := _SWAP_RX.search(s))]
-    lines = [f"real sentences (AEB articles, each against its own 5-sentence window): {len(pairs)} verbatim, "
-             f"{len(negated)} with 'not' inserted, {len(swapped)} with one word swapped for its opposite"]
+    negated = [(s[: m.end(1)] + " not" + s[m.end(1) :], p) for s, p in pairs if (m := _AUX.search(s))]
+    swapped = [(s[: m.start()] + _SWAP[m.group(1)] + s[m.end() :], p) for s, p in pairs if (m := _SWAP_RX.search(s))]
+    lines = [
+        f"real sentences (AEB articles, each against its own 5-sentence window): {len(pairs)} verbatim, "
+        f"{len(negated)} with 'not' inserted, {len(swapped)} with one word swapped for its opposite"
+    ]
     out = {}
     for sc in scorers:
         verb = [sc.run(s, [p]) for s, p in pairs]
         neg = [sc.run(s, [p]) for s, p in negated]
         swp = [sc.run(s, [p]) for s, p in swapped]
-        r = {"verbatim_supported": round(sum(x[0] >= sc.threshold for x in verb) / len(verb), 4),
-             "verbatim_decisive_supported": round(sum(x[0] >= sc.threshold and x[1] for x in verb) / len(verb), 4),
-             "negated_unsupported": round(sum(x[0] < sc.threshold for x in neg) / len(neg), 4),
-             "swapped_unsupported": round(sum(x[0] < sc.threshold for x in swp) / len(swp), 4)}
+        r = {
+            "verbatim_supported": round(sum(x[0] >= sc.threshold for x in verb) / len(verb), 4),
+            "verbatim_decisive_supported": round(sum(x[0] >= sc.threshold and x[1] for x in verb) / len(verb), 4),
+            "negated_unsupported": round(sum(x[0] < sc.threshold for x in neg) / len(neg), 4),
+            "swapped_unsupported": round(sum(x[0] < sc.threshold for x in swp) / len(swp), 4),
+        }
         out[sc.name] = r
-        lines.append(f"  {sc.name:<9}verbatim supported {r['verbatim_supported']:.4f} (decisive {r['verbatim_decisive_supported']:.4f})"
-                     f"   negated -> unsupported {r['negated_unsupported']:.3f}   swapped -> unsupported {r['swapped_unsupported']:.3f}")
+        lines.append(
+            f"  {sc.name:<9}verbatim supported {r['verbatim_supported']:.4f} (decisive {r['verbatim_decisive_supported']:.4f})"
+            f"   negated -> unsupported {r['negated_unsupported']:.3f}   swapped -> unsupported {r['swapped_unsupported']:.3f}"
+        )
     lines.append("  (inserted 'not' and swaps are mechanical: some make no sense or keep the meaning, e.g. 'not only')")
     return "\n".join(lines), out
 
 
 # --- speed ------------------------------------------------------------------------------------
+
 
 def _clear_caches() -> None:
     # the per-text caches; the per-word caches (_term, chunk terms, marks) stay warm, as in a running service
@@ -204,8 +247,9 @@ def _clear_caches() -> None:
 def speed_inputs(rows: list[dict]) -> list[tuple[str, list[str]]]:
     """Each labelled claim against 3 passages of ~1,000 characters: its own (cut or padded to 1,000)
     and two more from other articles."""
-    bodies = [v["articleBody"] for v in json.loads(AEB.read_text(encoding="utf-8")).values()
-              if len(v["articleBody"]) > 3000]
+    bodies = [
+        v["articleBody"] for v in json.loads(AEB.read_text(encoding="utf-8")).values() if len(v["articleBody"]) > 3000
+    ]
 
     def thousand(text: str) -> str:
         out, total = [], 0
@@ -219,8 +263,12 @@ def speed_inputs(rows: list[dict]) -> list[tuple[str, list[str]]]:
     inputs = []
     for i, r in enumerate(rows):
         own = (r["passage"] + " " + bodies[i % len(bodies)])[:1000]
-        inputs.append((r["claim"], [own, thousand(bodies[(i * 7 + 1) % len(bodies)]),
-                                    thousand(bodies[(i * 13 + 5) % len(bodies)][1000:])]))
+        inputs.append(
+            (
+                r["claim"],
+                [own, thousand(bodies[(i * 7 + 1) % len(bodies)]), thousand(bodies[(i * 13 + 5) % len(bodies)][1000:])],
+            )
+        )
     return inputs
 
 
@@ -255,7 +303,10 @@ def main() -> None:
     counts = defaultdict(int)
     for r in rows:
         counts[(r["split"], r["label"])] += 1
-    print(f"{DATA.relative_to(REPO)}: {len(rows)} claims; " + ", ".join(f"{k[0]}/{k[1]}={v}" for k, v in sorted(counts.items())))
+    print(
+        f"{DATA.relative_to(REPO)}: {len(rows)} claims; "
+        + ", ".join(f"{k[0]}/{k[1]}={v}" for k, v in sorted(counts.items()))
+    )
     payload = {}
     for scorer in (Lexical(), Baseline()):
         text, data = report(scorer, rows)
@@ -267,8 +318,10 @@ def main() -> None:
             for r in data["results"]:
                 if not r["correct"] and (args.errors == "all" or r["split"] == args.errors):
                     s = scorer.scorer.score(r["claim"], [r["passage"]])
-                    print(f"  {r['label'][:5]:<6}{r['trap']:<13}{s.score:.2f} {'D' if s.decisive else '-'} "
-                          f"{r['claim'][:110]}  {s.reasons}")
+                    print(
+                        f"  {r['label'][:5]:<6}{r['trap']:<13}{s.score:.2f} {'D' if s.decisive else '-'} "
+                        f"{r['claim'][:110]}  {s.reasons}"
+                    )
 
     if not args.no_real:
         text, payload["real_sentences"] = real_report([Lexical(), Baseline()])

@@ -6,6 +6,7 @@ Prints one JSON line {"searxng_url", "llm_url", "web_port", "env"} once every se
 answers line commands on stdin: "stats" prints request counts; "quit" (or EOF) stops everything.
 Running them here keeps the service's process (and its GIL) to itself.
 """
+
 from __future__ import annotations
 
 import json
@@ -54,8 +55,9 @@ class Upstreams:
         sites = [self.web.site(f"s{j}.test") for j in range(w.n_sites)]
         for i in range(w.n_requests):
             for k, pid in enumerate(w.pages_of(i)):
-                sites[w.site_index(i, k)].add_page(w.path(i, k), bodies[pid], content_type=HTML,
-                                                   delay_s=w.fetch_delay_s(i, k))
+                sites[w.site_index(i, k)].add_page(
+                    w.path(i, k), bodies[pid], content_type=HTML, delay_s=w.fetch_delay_s(i, k)
+                )
 
     def url(self, i: int, k: int) -> str:
         return f"http://127.0.0.{2 + self.workload.site_index(i, k)}:{self.web.port}{self.workload.path(i, k)}"
@@ -71,8 +73,15 @@ class Upstreams:
         out = []
         for k, pid in enumerate(w.pages_of(i)):
             text = w.gold_text[pid]
-            out.append(searx_result(self.url(i, k), " ".join(text.split()[:8]), " ".join(text.split()[:30]),
-                                    published=published, position=k + 1))
+            out.append(
+                searx_result(
+                    self.url(i, k),
+                    " ".join(text.split()[:8]),
+                    " ".join(text.split()[:30]),
+                    published=published,
+                    position=k + 1,
+                )
+            )
         return out
 
     def _chat(self, body: dict) -> dict:
@@ -83,10 +92,8 @@ class Upstreams:
         if isinstance(system, str) and system.startswith(PLANNER_PREFIX):
             i = request_of(user)
             queries = self.workload.planner_queries(i) if i is not None else [user[:100]]
-            return {"content": {"needs_search": True, "queries": queries, "freshness_days": 365},
-                    "delay_s": lat.plan_s}
-        reply: dict = {"content": composer_reply_text(user if isinstance(user, str) else ""),
-                       "delay_s": lat.compose_s}
+            return {"content": {"needs_search": True, "queries": queries, "freshness_days": 365}, "delay_s": lat.plan_s}
+        reply: dict = {"content": composer_reply_text(user if isinstance(user, str) else ""), "delay_s": lat.compose_s}
         if self._tokens is not None:
             # Report usage the way the real API does (tiktoken counts), so cost.prompt_tokens is true.
             prompt = sum(self._tokens.count(m.get("content") or "") + 4 for m in messages)
@@ -94,17 +101,31 @@ class Upstreams:
         return reply
 
     def stats(self) -> dict:
-        return {"search_requests": len(self.searxng.requests.all()), "web_requests": len(self.web.requests.all()),
-                "llm_requests": len(self.llm.requests.all()), "llm_unscripted": self.llm.unscripted}
+        return {
+            "search_requests": len(self.searxng.requests.all()),
+            "web_requests": len(self.web.requests.all()),
+            "llm_requests": len(self.llm.requests.all()),
+            "llm_unscripted": self.llm.unscripted,
+        }
 
     def describe(self) -> dict:
         env = {
-            "GA_SEARCH_PROVIDERS": "searxng", "GA_SEARXNG_URL": self.searxng.url,
-            "GA_FETCH_ALLOW_PRIVATE": "127.0.0.0/8", "GA_FETCH_ALLOWED_PORTS": str(self.web.port),
+            "GA_SEARCH_PROVIDERS": "searxng",
+            "GA_SEARXNG_URL": self.searxng.url,
+            "GA_FETCH_ALLOW_PRIVATE": "127.0.0.0/8",
+            "GA_FETCH_ALLOWED_PORTS": str(self.web.port),
         }
-        return {"searxng_url": self.searxng.url, "llm_url": self.llm.url + "/v1", "web_port": self.web.port,
-                "env": env, "llm_env": {"GA_LLM_BASE_URL": self.llm.url + "/v1", "GA_LLM_API_KEY": "sk-bench",
-                                        "GA_LLM_MAX_RETRIES": "0"}}
+        return {
+            "searxng_url": self.searxng.url,
+            "llm_url": self.llm.url + "/v1",
+            "web_port": self.web.port,
+            "env": env,
+            "llm_env": {
+                "GA_LLM_BASE_URL": self.llm.url + "/v1",
+                "GA_LLM_API_KEY": "sk-bench",
+                "GA_LLM_MAX_RETRIES": "0",
+            },
+        }
 
 
 def main() -> None:

@@ -29,6 +29,7 @@ on kind and amount only (their units differ from ours), and ours is scored the s
 
     python bench/values.py [--errors dev] [--libs] [--json out.json] [--repeats 5]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -81,9 +82,16 @@ def match(gold: list[Pred], pred: list[Pred], use_unit: bool = True) -> tuple[Co
     missed = []
     for g in gold:
         for i, p in enumerate(left):
-            if p[0] == g[0] and (not use_unit or p[2] == g[2] or g[0] == "version" and p[2] == g[2]) \
-                    and (g[0] == "version" and p[2] == g[2] or g[0] != "version"
-                         and _close(p[1], g[1], g[0] in ("date", "year"))):
+            if (
+                p[0] == g[0]
+                and (not use_unit or p[2] == g[2] or g[0] == "version" and p[2] == g[2])
+                and (
+                    g[0] == "version"
+                    and p[2] == g[2]
+                    or g[0] != "version"
+                    and _close(p[1], g[1], g[0] in ("date", "year"))
+                )
+            ):
                 tp[g[0]] += 1
                 del left[i]
                 break
@@ -95,8 +103,9 @@ def match(gold: list[Pred], pred: list[Pred], use_unit: bool = True) -> tuple[Co
     return tp, fp, fn, missed, left
 
 
-def score(rows: list[dict], predict: Callable[[str], list[Pred]], kinds: tuple[str, ...] = KINDS,
-          use_unit: bool = True) -> dict:
+def score(
+    rows: list[dict], predict: Callable[[str], list[Pred]], kinds: tuple[str, ...] = KINDS, use_unit: bool = True
+) -> dict:
     """{split: {kind: (P, R, F1, tp, fp, fn)}} for the kinds given (others are ignored on both sides)."""
     out: dict = {}
     for split in SPLITS:
@@ -198,8 +207,12 @@ def lib_quantulum() -> Callable[[str], list[Pred]] | None:
                 out.append(("percent", float(q.value), "%"))
             elif ent == "dimensionless":
                 out.append(("count", float(q.value), ""))
-            elif ent == "time" and q.unit.name in ("year",) and not q.surface.strip().endswith(("s", "years")) \
-                    and float(q.value) > 1000:
+            elif (
+                ent == "time"
+                and q.unit.name in ("year",)
+                and not q.surface.strip().endswith(("s", "years"))
+                and float(q.value) > 1000
+            ):
                 out.append(("year", float(q.value), ""))
             else:
                 out.append(("measure", float(q.value), q.unit.name))
@@ -222,13 +235,36 @@ def lib_dateparser() -> Callable[[str], list[Pred]] | None:
 
 
 NUMBER_PHRASES = [
-    ("twenty-five", 25), ("three hundred", 300), ("nine hundred", 900), ("a dozen", 12), ("two dozen", 24),
-    ("forty-two", 42), ("two thousand five hundred", 2500), ("three hundred and forty two", 342),
-    ("one million", 1e6), ("a million", 1e6), ("half a million", 5e5), ("fifteen", 15), ("eighty", 80),
-    ("thirty", 30), ("a hundred", 100), ("five-and-a-half", 5.5), ("two and a half million", 2.5e6),
-    ("sixteen", 16), ("three dozen", 36), ("one hundred and five", 105), ("seven thousand", 7000),
-    ("twelve", 12), ("ninety-nine", 99), ("four billion", 4e9), ("eleven hundred", 1100),
-    ("410", 410), ("1,200", 1200), ("4.1", 4.1), ("4.1bn", 4.1e9), ("2.5 million", 2.5e6),
+    ("twenty-five", 25),
+    ("three hundred", 300),
+    ("nine hundred", 900),
+    ("a dozen", 12),
+    ("two dozen", 24),
+    ("forty-two", 42),
+    ("two thousand five hundred", 2500),
+    ("three hundred and forty two", 342),
+    ("one million", 1e6),
+    ("a million", 1e6),
+    ("half a million", 5e5),
+    ("fifteen", 15),
+    ("eighty", 80),
+    ("thirty", 30),
+    ("a hundred", 100),
+    ("five-and-a-half", 5.5),
+    ("two and a half million", 2.5e6),
+    ("sixteen", 16),
+    ("three dozen", 36),
+    ("one hundred and five", 105),
+    ("seven thousand", 7000),
+    ("twelve", 12),
+    ("ninety-nine", 99),
+    ("four billion", 4e9),
+    ("eleven hundred", 1100),
+    ("410", 410),
+    ("1,200", 1200),
+    ("4.1", 4.1),
+    ("4.1bn", 4.1e9),
+    ("2.5 million", 2.5e6),
 ]
 
 
@@ -300,8 +336,10 @@ def main() -> None:
     pin_one_core()
     rows = load()
     counts = Counter(r["split"] for r in rows)
-    print(f"{len(rows)} labelled sentences: test {counts['test']}, blind {counts['blind']}, dev {counts['dev']}; "
-          f"{sum(len(r['values']) for r in rows)} values")
+    print(
+        f"{len(rows)} labelled sentences: test {counts['test']}, blind {counts['blind']}, dev {counts['dev']}; "
+        f"{sum(len(r['values']) for r in rows)} values"
+    )
     result: dict = {"ours": score(rows, ours)}
     print_scores("ours (find_values, kind + unit + amount)", result["ours"], KINDS)
 
@@ -313,11 +351,18 @@ def main() -> None:
     t_typ = time_per_sentence(ours, typical, args.repeats)
     mean_lab = statistics.fmean(len(t) for t in labelled)
     mean_ord = statistics.fmean(len(t) for t in ordinary)
-    print(f"\nspeed, ours: {t_lab:.1f} µs per labelled sentence (mean {mean_lab:.0f} chars); "
-          f"{t_ord:.1f} µs per ordinary sentence (mean {mean_ord:.0f} chars, {len(ordinary)} sentences); "
-          f"{t_typ:.1f} µs per ordinary sentence of 150-250 chars ({len(typical)} sentences)")
-    result["speed_us"] = {"labelled": round(t_lab, 1), "labelled_chars": round(mean_lab), "ordinary": round(t_ord, 1),
-                          "ordinary_chars": round(mean_ord), "ordinary_150_250_chars": round(t_typ, 1)}
+    print(
+        f"\nspeed, ours: {t_lab:.1f} µs per labelled sentence (mean {mean_lab:.0f} chars); "
+        f"{t_ord:.1f} µs per ordinary sentence (mean {mean_ord:.0f} chars, {len(ordinary)} sentences); "
+        f"{t_typ:.1f} µs per ordinary sentence of 150-250 chars ({len(typical)} sentences)"
+    )
+    result["speed_us"] = {
+        "labelled": round(t_lab, 1),
+        "labelled_chars": round(mean_lab),
+        "ordinary": round(t_ord, 1),
+        "ordinary_chars": round(mean_ord),
+        "ordinary_150_250_chars": round(t_typ, 1),
+    }
 
     if args.errors:
         print(f"\nerrors on {args.errors}:")
@@ -348,19 +393,35 @@ def main() -> None:
             t_mine = time_per_sentence(ours, sub, 1)
             print(f"\n### {name} vs ours on {', '.join(kinds)} (kind + amount only)")
             for split in SPLITS:
-                print(markdown_table(["split", "kind", "P/R/F1 theirs", "P/R/F1 ours"],
-                                     [[split, k, "/".join(str(x) for x in theirs[split][k][:3]),
-                                       "/".join(str(x) for x in mine[split][k][:3])] for k in (*kinds, "all")]))
+                print(
+                    markdown_table(
+                        ["split", "kind", "P/R/F1 theirs", "P/R/F1 ours"],
+                        [
+                            [
+                                split,
+                                k,
+                                "/".join(str(x) for x in theirs[split][k][:3]),
+                                "/".join(str(x) for x in mine[split][k][:3]),
+                            ]
+                            for k in (*kinds, "all")
+                        ],
+                    )
+                )
             print(f"speed on 300 ordinary sentences: theirs {t_theirs:.1f} µs, ours {t_mine:.1f} µs per sentence")
-            result["libs"][name] = {"theirs": theirs, "ours": mine, "us_theirs": round(t_theirs, 1),
-                                    "us_ours": round(t_mine, 1)}
+            result["libs"][name] = {
+                "theirs": theirs,
+                "ours": mine,
+                "us_theirs": round(t_theirs, 1),
+                "us_ours": round(t_mine, 1),
+            }
         print("\n### number phrases (parse a phrase to a number)")
         table = []
         for name, fn in number_libs().items():
             wrong = [s for s, v in NUMBER_PHRASES if fn(s) is None or abs(fn(s) - v) > 1e-9 * max(1, v)]
             us = time_per_sentence(fn, [s for s, _ in NUMBER_PHRASES], 3)
-            table.append([name, f"{len(NUMBER_PHRASES) - len(wrong)}/{len(NUMBER_PHRASES)}", round(us, 2),
-                          "; ".join(wrong)])
+            table.append(
+                [name, f"{len(NUMBER_PHRASES) - len(wrong)}/{len(NUMBER_PHRASES)}", round(us, 2), "; ".join(wrong)]
+            )
         print(markdown_table(["parser", "correct", "µs per phrase", "wrong or none"], table))
         print("(the phrase list was written with ours in mind: read it as what each handles, not as an unbiased score)")
         result["number_phrases"] = table

@@ -7,6 +7,7 @@ each served at a unique URL /r<i>/p<k> on its own site (127.0.0.x), so no URL re
 requests and no host carries more than two of the requests in flight (the fetcher's per-host
 limit is a politeness rule, not what these figures measure).
 """
+
 from __future__ import annotations
 
 import json
@@ -106,9 +107,17 @@ class Workload:
         return f"What does the article say about {' '.join(self.keywords(i))}? (ref zb{i:06d})"
 
     def body(self, i: int, grounding: dict | None = None) -> dict:
-        return {"model": "grounded-answer", "messages": [{"role": "user", "content": self.question(i)}],
-                "grounding": {"mode": "always", "cache": "bypass", "min_sources": 1, "freshness_days": 3650,
-                              **(grounding or {})}}
+        return {
+            "model": "grounded-answer",
+            "messages": [{"role": "user", "content": self.question(i)}],
+            "grounding": {
+                "mode": "always",
+                "cache": "bypass",
+                "min_sources": 1,
+                "freshness_days": 3650,
+                **(grounding or {}),
+            },
+        }
 
     def planner_queries(self, i: int) -> list[str]:
         kw = self.keywords(i)

@@ -8,6 +8,7 @@ answerable cases (gold in evidence) that would be answered and of unanswerable o
 declined. Prints the table, the threshold with the best balanced accuracy (policy.answerable_at) and
 the highest threshold with no false abstention (policy.skip_model_below, the cost cut-off).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,10 +22,24 @@ from eval.runner import run_mode
 
 
 def _evidence(rows: list[dict]) -> list[Evidence]:
-    return [Evidence(span_id=r["span_id"], url=r["url"], title=r.get("title", ""), domain=r["url"].split("/")[2],
-                     text=r["text"], published_at=None, date_source="unknown", fetched_at=None, score=r.get("score", 0.0),
-                     primary=False, tokens=r.get("tokens", 0), section=r.get("section", ""), kind=r.get("kind", "prose"))
-            for r in rows]
+    return [
+        Evidence(
+            span_id=r["span_id"],
+            url=r["url"],
+            title=r.get("title", ""),
+            domain=r["url"].split("/")[2],
+            text=r["text"],
+            published_at=None,
+            date_source="unknown",
+            fetched_at=None,
+            score=r.get("score", 0.0),
+            primary=False,
+            tokens=r.get("tokens", 0),
+            section=r.get("section", ""),
+            kind=r.get("kind", "prose"),
+        )
+        for r in rows
+    ]
 
 
 def scores(split: str, paths: list[str]) -> list[tuple[str, bool, float]]:
@@ -38,7 +53,8 @@ def scores(split: str, paths: list[str]) -> list[tuple[str, bool, float]]:
             continue  # the gate decided; nothing to calibrate
         golds = [g.lower() for g in case.gold_answers]
         answerable = case.expected_status == "grounded" and any(
-            g in e["text"].lower() for g in golds for e in got["evidence"])
+            g in e["text"].lower() for g in golds for e in got["evidence"]
+        )
         if case.expected_status == "grounded" and not answerable:
             continue  # recall's failure, not answerability's
         a = scorer.assess(analyse(got["question"] or case.question), _evidence(got["evidence"]), date.today())

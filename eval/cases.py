@@ -5,6 +5,7 @@ One case per line (see eval/README.md). Page dates are written relative to the c
 freshness against the real today: the runner turns them into absolute dates relative to today, so a
 case means the same thing whenever it runs.
 """
+
 from __future__ import annotations
 
 import json
@@ -86,9 +87,11 @@ def resolve_date(value: str | None, as_of: date | None, today: date) -> str | No
 
 def fill_dates(text: str, today: date) -> str:
     """'{date:-3d}' in page text → 'March 3, 2026' relative to today (for "as of" sentences)."""
+
     def repl(m: re.Match) -> str:
         d = date.fromisoformat(resolve_date(m.group(1), None, today) or "")
         return f"{d:%B} {d.day}, {d.year}"
+
     return _PLACEHOLDER.sub(repl, text)
 
 
@@ -103,10 +106,17 @@ def _page(raw: dict, where: str) -> PageSpec:
     kind = raw.get("kind", "article")
     if kind not in PAGE_KINDS:
         raise CaseError(f"{where}: page kind {kind!r} not in {PAGE_KINDS}")
-    return PageSpec(site=raw["site"], path=raw["path"], title=raw["title"], paragraphs=list(raw["paragraphs"]),
-                    published=raw.get("published"), modified=raw.get("modified"),
-                    headers=dict(raw.get("headers") or {}), kind=kind,
-                    instruction=raw.get("instruction"))
+    return PageSpec(
+        site=raw["site"],
+        path=raw["path"],
+        title=raw["title"],
+        paragraphs=list(raw["paragraphs"]),
+        published=raw.get("published"),
+        modified=raw.get("modified"),
+        headers=dict(raw.get("headers") or {}),
+        kind=kind,
+        instruction=raw.get("instruction"),
+    )
 
 
 def parse_case(raw: dict, where: str = "") -> Case:
@@ -129,14 +139,28 @@ def parse_case(raw: dict, where: str = "") -> Case:
         if key and not key.startswith("http") and key not in known:
             raise CaseError(f"{where}: search result {key!r} is not one of the case's pages")
     return Case(
-        id=raw["id"], tags=list(raw.get("tags", [])), messages=messages, expected_status=raw["expected_status"],
+        id=raw["id"],
+        tags=list(raw.get("tags", [])),
+        messages=messages,
+        expected_status=raw["expected_status"],
         as_of=date.fromisoformat(raw["as_of"]) if raw.get("as_of") else None,
-        grounding=dict(raw.get("grounding") or {}), gold_answers=list(raw.get("gold_answers", [])),
-        gold_all=list(raw.get("gold_all", [])), gold_urls=list(raw.get("gold_urls", [])),
-        expected_reason=raw.get("expected_reason"), forbidden=list(raw.get("forbidden", [])), pages=pages,
-        search=search, model=dict(raw.get("model") or {}), note=raw.get("note", ""), source=where,
-        slice=raw.get("slice", ""), split=raw.get("split", ""), answer_page=raw.get("answer_page"),
-        gold_pages=list(raw.get("gold_pages", [])), corpus=raw.get("corpus"))
+        grounding=dict(raw.get("grounding") or {}),
+        gold_answers=list(raw.get("gold_answers", [])),
+        gold_all=list(raw.get("gold_all", [])),
+        gold_urls=list(raw.get("gold_urls", [])),
+        expected_reason=raw.get("expected_reason"),
+        forbidden=list(raw.get("forbidden", [])),
+        pages=pages,
+        search=search,
+        model=dict(raw.get("model") or {}),
+        note=raw.get("note", ""),
+        source=where,
+        slice=raw.get("slice", ""),
+        split=raw.get("split", ""),
+        answer_page=raw.get("answer_page"),
+        gold_pages=list(raw.get("gold_pages", [])),
+        corpus=raw.get("corpus"),
+    )
 
 
 def _resolve_aeb_refs(search: dict, pages: list[PageSpec]) -> dict:

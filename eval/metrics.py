@@ -1,6 +1,7 @@
 """Per-case scores and suite aggregates. How each one is computed is documented in
 docs/EVALUATION.md; the service's own verdicts (claims[].supported) are reported beside the
 harness's independent ones, never instead of them."""
+
 from __future__ import annotations
 
 import re
@@ -62,8 +63,14 @@ class CaseResult:
 
     @property
     def passed(self) -> bool:
-        return (self.status_ok and self.reason_ok and not self.leaks and self.answer_ok is not False
-                and self.citations_valid is not False and all(c.precise for c in self.claims))
+        return (
+            self.status_ok
+            and self.reason_ok
+            and not self.leaks
+            and self.answer_ok is not False
+            and self.citations_valid is not False
+            and all(c.precise for c in self.claims)
+        )
 
     @property
     def failures(self) -> list[str]:
@@ -88,11 +95,18 @@ def _check_citations(body: dict, content: str) -> list[str]:
     citations: list[str] = body.get("citations") or []
     g = body["grounding"]
     sources = {s["url"] for s in g.get("sources", [])}
-    fetched = {f["final_url"] for f in g.get("fetches", []) if f["outcome"] in ("ok", "not_modified", "cached", "from_provider")}
+    fetched = {
+        f["final_url"]
+        for f in g.get("fetches", [])
+        if f["outcome"] in ("ok", "not_modified", "cached", "from_provider")
+    }
     # A primary source answered by its search snippet is not fetched by design; it says so (via: snippet).
     fetched |= {s["url"] for s in g.get("sources", []) if s.get("via") == "snippet"}
-    problems = [f"[{n}] > {len(citations)} citations" for n in map(int, _MARKER.findall(content))
-                if not 1 <= n <= len(citations)]
+    problems = [
+        f"[{n}] > {len(citations)} citations"
+        for n in map(int, _MARKER.findall(content))
+        if not 1 <= n <= len(citations)
+    ]
     problems += [f"citation not among sources: {u}" for u in citations if u not in sources]
     problems += [f"citation never fetched: {u}" for u in citations if u not in fetched]
     used = {int(n) for n in _MARKER.findall(content)}
@@ -117,10 +131,16 @@ def _score_claims(body: dict, installed: InstalledWeb) -> list[ClaimScore]:
         pages = [installed.page_text.get(u) or corpus_text(u) for u in urls]
         own = max((lexical_support(text, p) for p in pages), default=0.0)
         quote = normalised(claim.get("quote") or "")
-        out.append(ClaimScore(
-            text=claim["text"], cited_urls=urls, service_supported=bool(claim.get("supported")),
-            service_score=float(claim.get("support_score") or 0.0), own_support=own,
-            quote_in_source=bool(quote) and any(quote in normalised(p) for p in pages)))
+        out.append(
+            ClaimScore(
+                text=claim["text"],
+                cited_urls=urls,
+                service_supported=bool(claim.get("supported")),
+                service_score=float(claim.get("support_score") or 0.0),
+                own_support=own,
+                quote_in_source=bool(quote) and any(quote in normalised(p) for p in pages),
+            )
+        )
     return out
 
 
@@ -135,10 +155,18 @@ def _coverage(content: str) -> tuple[int, int]:
     return factual, cited
 
 
-def score_case(case: Case, mode: str, installed: InstalledWeb, body: dict | None, latency_ms: float,
-               error: str = "") -> CaseResult:
-    r = CaseResult(id=case.id, mode=mode, tags=case.tags, expected_status=case.expected_status,
-                   expected_reason=case.expected_reason, latency_ms=round(latency_ms, 1), error=error)
+def score_case(
+    case: Case, mode: str, installed: InstalledWeb, body: dict | None, latency_ms: float, error: str = ""
+) -> CaseResult:
+    r = CaseResult(
+        id=case.id,
+        mode=mode,
+        tags=case.tags,
+        expected_status=case.expected_status,
+        expected_reason=case.expected_reason,
+        latency_ms=round(latency_ms, 1),
+        error=error,
+    )
     if body is None or "grounding" not in body:
         r.error = error or f"no grounded-answer body: {str(body)[:200]}"
         r.reason_ok = case.expected_reason is None
@@ -155,7 +183,9 @@ def score_case(case: Case, mode: str, installed: InstalledWeb, body: dict | None
     r.leaks = [f for f in case.forbidden if f.lower() in low]
     if case.gold_urls:
         gold = {installed.url_of(u) for u in case.gold_urls}
-        seen = {s["url"] for s in g.get("sources", [])} | {u for s in g.get("sources", []) for u in s.get("also_reported_by", [])}
+        seen = {s["url"] for s in g.get("sources", [])} | {
+            u for s in g.get("sources", []) for u in s.get("also_reported_by", [])
+        }
         r.evidence_recall = bool(gold & seen)
     if case.expected_status == "grounded":
         has_any = not case.gold_answers or any(a.lower() in low for a in case.gold_answers)
@@ -197,18 +227,26 @@ def aggregate(results: list[CaseResult]) -> dict[str, Any]:
         "false_answers": sum(r.status != "abstained" and r.expected_status == "abstained" for r in results),
         "abstained_when_expected": _ratio(sum(r.status == "abstained" for r in expect_abstain), len(expect_abstain)),
         "answered_when_expected": _ratio(sum(r.status == "grounded" for r in expect_answer), len(expect_answer)),
-        "reason_accuracy": _ratio(sum(r.reason_ok for r in results if r.expected_reason and r.status_ok),
-                                  sum(1 for r in results if r.expected_reason and r.status_ok)),
+        "reason_accuracy": _ratio(
+            sum(r.reason_ok for r in results if r.expected_reason and r.status_ok),
+            sum(1 for r in results if r.expected_reason and r.status_ok),
+        ),
         "answer_accuracy": _ratio(sum(bool(r.answer_ok) for r in expect_answer), len(expect_answer)),
         "citation_validity": _ratio(sum(bool(r.citations_valid) for r in grounded), len(grounded)),
         "citation_precision": _ratio(sum(c.precise for c in claims), len(claims)),
         "service_precision": _ratio(sum(c.service_supported for c in claims), len(claims)),
         "quote_in_source": _ratio(sum(c.quote_in_source for c in claims), len(claims)),
-        "citation_coverage": _ratio(sum(r.cited_sentences for r in grounded), sum(r.factual_sentences for r in grounded)),
+        "citation_coverage": _ratio(
+            sum(r.cited_sentences for r in grounded), sum(r.factual_sentences for r in grounded)
+        ),
         "evidence_recall": _ratio(sum(recall), len(recall)),
-        "gold_in_evidence": _ratio(sum(bool(r.gold_in_evidence) for r in expect_answer if r.gold_in_evidence is not None),
-                                   sum(1 for r in expect_answer if r.gold_in_evidence is not None)),
-        "freshness_correct": _ratio(sum(not r.leaks and r.answer_ok is not False and r.status_ok for r in fresh), len(fresh)),
+        "gold_in_evidence": _ratio(
+            sum(bool(r.gold_in_evidence) for r in expect_answer if r.gold_in_evidence is not None),
+            sum(1 for r in expect_answer if r.gold_in_evidence is not None),
+        ),
+        "freshness_correct": _ratio(
+            sum(not r.leaks and r.answer_ok is not False and r.status_ok for r in fresh), len(fresh)
+        ),
         "forbidden_leaks": sum(bool(r.leaks) for r in results),
         "claims": len(claims),
         "cost_usd_mean": round(statistics.fmean([r.cost_usd for r in results]), 6) if results else 0.0,
@@ -219,8 +257,14 @@ def aggregate(results: list[CaseResult]) -> dict[str, Any]:
 
 def by_tag(results: list[CaseResult]) -> dict[str, dict[str, Any]]:
     tags = sorted({t for r in results for t in r.tags if t != "ci"})
-    return {t: {"cases": sum(t in r.tags for r in results), "passed": sum(r.passed for r in results if t in r.tags),
-                "status_ok": sum(r.status_ok for r in results if t in r.tags)} for t in tags}
+    return {
+        t: {
+            "cases": sum(t in r.tags for r in results),
+            "passed": sum(r.passed for r in results if t in r.tags),
+            "status_ok": sum(r.status_ok for r in results if t in r.tags),
+        }
+        for t in tags
+    }
 
 
 def as_json(r: CaseResult) -> dict:

@@ -1,5 +1,6 @@
 """Real pages for labelled cases: the article-extraction benchmark's news pages, read from
 ../shared/bench-data/aeb (never copied into the repository), served as they are."""
+
 from __future__ import annotations
 
 import gzip
@@ -43,8 +44,7 @@ def aeb_page(page_id: str, where: str = "") -> PageSpec:
     m = _TITLE.search(aeb_html(page_id)[:200_000])
     title = re.sub(r"\s+", " ", m.group(1).decode("utf-8", "replace")).strip() if m else host
     # paragraphs carry the gold text: the harness checks claims against what the page really says.
-    return PageSpec(site=host, path=path, title=title[:200], paragraphs=[aeb_text(page_id)], kind="real",
-                    aeb=page_id)
+    return PageSpec(site=host, path=path, title=title[:200], paragraphs=[aeb_text(page_id)], kind="real", aeb=page_id)
 
 
 CORPUS_DIR = Path(__file__).resolve().parents[1] / "corpus" / "sample"
@@ -58,7 +58,7 @@ def corpus_text(url: str) -> str:
     base = manifest["base_url"]
     if not url.startswith(base):
         return ""
-    rel = url[len(base):].split("#")[0] or "index.html"
+    rel = url[len(base) :].split("#")[0] or "index.html"
     for candidate in (CORPUS_DIR / rel, CORPUS_DIR / (rel + ".gz")):
         if candidate.is_file():
             raw = candidate.read_bytes()

@@ -6,6 +6,7 @@
 Per mode it starts the simulators and the service once, then per case: resets the web, installs the
 case's pages and search answers, sends the request over HTTP, and scores the response.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -56,8 +57,15 @@ def request_body(case: Case, grounding: dict) -> dict:
     return {"model": "grounded-answer", "messages": case.messages, "grounding": grounding}
 
 
-def run_mode(cases: list[Case], mode: str, *, keep_traces: bool = False, today: date | None = None,
-             keep_evidence: bool = False, overrides: dict | None = None) -> ModeRun:
+def run_mode(
+    cases: list[Case],
+    mode: str,
+    *,
+    keep_traces: bool = False,
+    today: date | None = None,
+    keep_evidence: bool = False,
+    overrides: dict | None = None,
+) -> ModeRun:
     """Start simulators + service for `mode`, run every case in order, return the scored results.
     Cases on the embedded docs corpus (`corpus: docs`) run against a second service with the
     default local search, as a new user gets it."""
@@ -75,8 +83,10 @@ def run_mode(cases: list[Case], mode: str, *, keep_traces: bool = False, today: 
         def client_for(case: Case) -> httpx.Client:
             kind = "corpus" if case.corpus else "web"
             if kind not in services:
-                settings = {**(corpus_settings(mode, llm) if kind == "corpus"
-                               else service_settings(mode, searxng, web, llm)), **(overrides or {})}
+                settings = {
+                    **(corpus_settings(mode, llm) if kind == "corpus" else service_settings(mode, searxng, web, llm)),
+                    **(overrides or {}),
+                }
                 svc = stack.enter_context(ServiceServer(**settings))
                 services[kind] = stack.enter_context(httpx.Client(base_url=svc.url, timeout=60))
             return services[kind]
@@ -99,7 +109,9 @@ def run_mode(cases: list[Case], mode: str, *, keep_traces: bool = False, today: 
                     error = f"HTTP {resp.status_code}: {str(body)[:300]}"
             except (httpx.HTTPError, ValueError) as exc:
                 error = f"{type(exc).__name__}: {exc}"
-            result = score_case(case, mode, installed, body if not error else None, (time.monotonic() - t0) * 1000, error)
+            result = score_case(
+                case, mode, installed, body if not error else None, (time.monotonic() - t0) * 1000, error
+            )
             trace = None
             if result.request_id and (case.slice or (keep_traces and not result.passed)):
                 got = client.get(f"/v1/traces/{result.request_id}")
@@ -110,12 +122,17 @@ def run_mode(cases: list[Case], mode: str, *, keep_traces: bool = False, today: 
                 got = client.get(f"/v1/traces/{result.request_id}")
                 trace = got.json() if got.status_code == 200 else None
             if trace is not None and (case.slice or keep_evidence):
-                run.evidence[case.id] = {"question": (trace.get("plan") or {}).get("question"),
-                                         "evidence": trace.get("evidence") or []}
+                run.evidence[case.id] = {
+                    "question": (trace.get("plan") or {}).get("question"),
+                    "evidence": trace.get("evidence") or [],
+                }
             run.results.append(result)
             if keep_traces and not result.passed and result.request_id:
-                run.traces[case.id] = {"request": request_body(case, request_grounding(case, installed)),
-                                       "grounding": (body or {}).get("grounding"), "trace": trace}
+                run.traces[case.id] = {
+                    "request": request_body(case, request_grounding(case, installed)),
+                    "grounding": (body or {}).get("grounding"),
+                    "trace": trace,
+                }
     run.seconds = round(time.monotonic() - started, 2)
     return run
 
@@ -139,16 +156,27 @@ def gold_in_evidence(case: Case, trace: dict) -> bool:
 # --- reporting --------------------------------------------------------------------------------
 
 SUMMARY_ROWS = [
-    ("cases", "cases"), ("passed", "cases passing every check"), ("status_accuracy", "status accuracy"),
-    ("false_abstentions", "false abstentions"), ("false_answers", "false answers"),
-    ("reason_accuracy", "abstention reason accuracy"), ("answer_accuracy", "answer accuracy (gold present)"),
-    ("citation_validity", "citation validity"), ("citation_precision", "citation precision (harness)"),
-    ("service_precision", "citation precision (service's own verdict)"), ("quote_in_source", "quote found in cited page"),
-    ("citation_coverage", "citation coverage"), ("evidence_recall", "evidence recall"),
-    ("gold_in_evidence", "gold answer in the composer's evidence"), ("answered_when_expected", "answered when answerable"),
+    ("cases", "cases"),
+    ("passed", "cases passing every check"),
+    ("status_accuracy", "status accuracy"),
+    ("false_abstentions", "false abstentions"),
+    ("false_answers", "false answers"),
+    ("reason_accuracy", "abstention reason accuracy"),
+    ("answer_accuracy", "answer accuracy (gold present)"),
+    ("citation_validity", "citation validity"),
+    ("citation_precision", "citation precision (harness)"),
+    ("service_precision", "citation precision (service's own verdict)"),
+    ("quote_in_source", "quote found in cited page"),
+    ("citation_coverage", "citation coverage"),
+    ("evidence_recall", "evidence recall"),
+    ("gold_in_evidence", "gold answer in the composer's evidence"),
+    ("answered_when_expected", "answered when answerable"),
     ("abstained_when_expected", "abstained when unanswerable"),
-    ("freshness_correct", "freshness correctness"), ("forbidden_leaks", "forbidden-string leaks"),
-    ("cost_usd_mean", "mean cost (USD)"), ("latency_ms_p50", "latency p50 (ms)"), ("latency_ms_p95", "latency p95 (ms)"),
+    ("freshness_correct", "freshness correctness"),
+    ("forbidden_leaks", "forbidden-string leaks"),
+    ("cost_usd_mean", "mean cost (USD)"),
+    ("latency_ms_p50", "latency p50 (ms)"),
+    ("latency_ms_p95", "latency p95 (ms)"),
 ]
 
 
@@ -163,14 +191,21 @@ def markdown_by_tag(runs: list[ModeRun]) -> str:
     """Cases passing every check, per tag and mode."""
     tags = [by_tag(r.results) for r in runs]
     head = "| tag | cases | " + " | ".join(f"{r.mode} passed" for r in runs) + " |\n|---|---|" + "---|" * len(runs)
-    rows = [f"| {t} | {tags[0][t]['cases']} | " + " | ".join(str(bt[t]["passed"]) for bt in tags) + " |" for t in tags[0]]
+    rows = [
+        f"| {t} | {tags[0][t]['cases']} | " + " | ".join(str(bt[t]["passed"]) for bt in tags) + " |" for t in tags[0]
+    ]
     return "\n".join([head, *rows])
 
 
 def markdown_by_slice(runs: list[ModeRun]) -> str:
     """Labelled cases: per slice, the right status and (answerable slices) the gold answer stated."""
     slices = sorted({t for r in runs[0].results for t in r.tags[2:3]})
-    head = "| slice | cases | " + " | ".join(f"{r.mode} status ok / gold stated" for r in runs) + " |\n|---|---|" + "---|" * len(runs)
+    head = (
+        "| slice | cases | "
+        + " | ".join(f"{r.mode} status ok / gold stated" for r in runs)
+        + " |\n|---|---|"
+        + "---|" * len(runs)
+    )
     rows = []
     for sl in slices:
         cells = []
@@ -218,8 +253,16 @@ def main(argv: list[str] | None = None) -> int:
     for run in runs:
         print(f"\n{run.mode}: {len(run.results)} cases in {run.seconds}s")
     if args.json_out:
-        out = {run.mode: {"summary": run.summary, "by_tag": by_tag(run.results), "seconds": run.seconds,
-                          "results": [as_json(r) for r in run.results], "traces": run.traces} for run in runs}
+        out = {
+            run.mode: {
+                "summary": run.summary,
+                "by_tag": by_tag(run.results),
+                "seconds": run.seconds,
+                "results": [as_json(r) for r in run.results],
+                "traces": run.traces,
+            }
+            for run in runs
+        }
         Path(args.json_out).write_text(json.dumps(out, indent=2, default=str), encoding="utf-8")
     return 0
 

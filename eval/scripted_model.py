@@ -6,6 +6,7 @@ the span id of that site's first evidence block; without one, a default model co
 question's best-matching evidence sentences with their [S#] ids, one sentence per span, and says
 the service's NO_ANSWER line when nothing matches.
 """
+
 from __future__ import annotations
 
 import json
@@ -80,10 +81,12 @@ def _with_marker(sentence: str, span_id: str) -> str:
 
 def fill_site_refs(text: str, spans: list[Span], site_hosts: dict[str, str]) -> str:
     """'[S:news-a.test]' → '[S3]' (the first span from that site); unknown sites stay as [S99]."""
+
     def repl(m: re.Match) -> str:
         host = site_hosts.get(m.group(1), m.group(1))
         sid = next((s.span_id for s in spans if s.domain == host), "S99")
         return f"[{sid}]"
+
     return _SITE_REF.sub(repl, text)
 
 

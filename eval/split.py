@@ -7,6 +7,7 @@ so adding cases never moves old ones. Tuning reads dev only; test figures are re
 A test case that needed a fix moves to dev by hand ("split": "dev", "moved": "<why>"), after its
 test figure was reported.
 """
+
 from __future__ import annotations
 
 import hashlib

@@ -1,17 +1,20 @@
 """Text measures of the harness, kept apart from app/text.py on purpose: the metrics must not
 grade the service with the service's own tokenizer."""
+
 from __future__ import annotations
 
 import re
 
 # A small English stop list (function words and question words): what carries no claim content.
-STOP = frozenset("""
+STOP = frozenset(
+    """
 a an the and or but nor if then of to in on at by for with from into onto over under about after before
 as is are was were be been being am do does did have has had having it its this that these those there
 here what which who whom whose when where why how can could should would may might must shall will
 i me my we our you your he him his she her they them their not no so than too very just also any all
 some each every more most other such only own same both said says per via up out off
-""".split())
+""".split()
+)
 _WORD = re.compile(r"[A-Za-z0-9$€£]+(?:[.,'’-][A-Za-z0-9]+)*")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9$€£])")
@@ -64,7 +67,7 @@ def lexical_support(claim: str, source_text: str) -> float:
     sents = sentences(source_text)
     best = 0.0
     for i in range(len(sents)):
-        window = set(content_terms(" ".join(sents[max(0, i - 1): i + 2])))
+        window = set(content_terms(" ".join(sents[max(0, i - 1) : i + 2])))
         best = max(best, len(c & window) / len(c))
     return round(best, 3)
 

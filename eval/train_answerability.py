@@ -14,6 +14,7 @@
 
 The test split is never read here; `python -m eval.runner --split test` reports it.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -135,14 +136,26 @@ def main() -> None:
             best_t, best_bal = t, bal
     safe = max((i / 100 for i in range(0, 100) if all(s >= i / 100 for s in pos)), default=0.0)
     report = {
-        "features": list(FEATURES), "bias": round(bias, 5), "weights": [round(w, 5) for w in weights],
+        "features": list(FEATURES),
+        "bias": round(bias, 5),
+        "weights": [round(w, 5) for w in weights],
         "similarity": args.similarity,
-        "fitted_on": {"cases": args.cases, "split": "dev", "case_count": len(cases), "sentences": len(samples),
-                      "positives": sum(label for _, label in samples), "at": datetime.now(UTC).isoformat()[:19]},
-        "dev": {"top1_states_gold": round(sum(top1) / max(1, len(top1)), 4), "answerable_at": best_t,
-                "balanced_accuracy": round(best_bal, 4), "skip_model_below": safe,
-                "answered_at_threshold": round(sum(s >= best_t for s in pos) / max(1, len(pos)), 4),
-                "declined_at_threshold": round(sum(s < best_t for s in neg) / max(1, len(neg)), 4)},
+        "fitted_on": {
+            "cases": args.cases,
+            "split": "dev",
+            "case_count": len(cases),
+            "sentences": len(samples),
+            "positives": sum(label for _, label in samples),
+            "at": datetime.now(UTC).isoformat()[:19],
+        },
+        "dev": {
+            "top1_states_gold": round(sum(top1) / max(1, len(top1)), 4),
+            "answerable_at": best_t,
+            "balanced_accuracy": round(best_bal, 4),
+            "skip_model_below": safe,
+            "answered_at_threshold": round(sum(s >= best_t for s in pos) / max(1, len(pos)), 4),
+            "declined_at_threshold": round(sum(s < best_t for s in neg) / max(1, len(neg)), 4),
+        },
     }
     Path(args.out).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     print(json.dumps(report["dev"], indent=1), f"\n{len(cases)} cases, {len(samples)} sentences -> {args.out}")

@@ -4,6 +4,7 @@ Each site of a case gets its own loopback address (its own registrable domain fo
 the search server answers every query with the case's `default` list unless a query is scripted
 exactly. The installed web remembers each page's text so the metrics can check claims against it.
 """
+
 from __future__ import annotations
 
 import html
@@ -38,8 +39,10 @@ class InstalledWeb:
 
 def _plain_html(title: str, paragraphs: list[str]) -> str:
     body = "\n".join(f"<p>{html.escape(p)}</p>" for p in paragraphs)
-    return (f"<!doctype html><html><head><title>{html.escape(title)}</title></head>"
-            f"<body><h1>{html.escape(title)}</h1>\n{body}</body></html>")
+    return (
+        f"<!doctype html><html><head><title>{html.escape(title)}</title></head>"
+        f"<body><h1>{html.escape(title)}</h1>\n{body}</body></html>"
+    )
 
 
 def _install_page(web: WebServer, spec: PageSpec, case: Case, today: date, out: InstalledWeb) -> None:
@@ -68,7 +71,9 @@ def _install_page(web: WebServer, spec: PageSpec, case: Case, today: date, out: 
             kw["instruction"] = spec.instruction
         url = site.add_hostile(spec.path, title, paragraphs, published=published, **kw)
     elif spec.kind == "text":
-        url = site.add_page(spec.path, "\n\n".join([title, *paragraphs]), content_type="text/plain; charset=utf-8", **kw)
+        url = site.add_page(
+            spec.path, "\n\n".join([title, *paragraphs]), content_type="text/plain; charset=utf-8", **kw
+        )
     else:  # plain: no dates anywhere, no article markup
         url = site.add_page(spec.path, _plain_html(title, paragraphs), **kw)
     out.page_text[url] = "\n\n".join([title, *paragraphs])

@@ -3,6 +3,7 @@
 Every server listens on 127.0.0.1 (the web also on 127.0.0.2…) with an ephemeral port, runs in a
 background thread with its own event loop, and is a sync and async context manager. See README.md.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -18,8 +19,7 @@ from .web_pages import CANARY, HOSTILE_INSTRUCTION, article_html
 from .web_site import Page, Site, add_near_duplicates_across
 
 
-def make_openai_client(service_or_url: Any, *, api_key: str = "test", sync: bool = False,
-                       **kw: Any):
+def make_openai_client(service_or_url: Any, *, api_key: str = "test", sync: bool = False, **kw: Any):
     """An openai SDK client pointed at a running service (or any base URL without /v1)."""
     import openai
 
@@ -29,9 +29,27 @@ def make_openai_client(service_or_url: Any, *, api_key: str = "test", sync: bool
 
 
 __all__ = [
-    "CANARY", "HOSTILE_INSTRUCTION", "ChatRequest", "ForwardProxy", "OpenAIChatServer", "Page",
-    "ProxiedRequest", "RedisForTests", "RedisUnavailable", "ScriptedSearch", "SearchRequest",
-    "SearxngServer", "ServiceServer", "Site", "ThreadedUvicorn", "WebRequest", "WebServer",
-    "add_near_duplicates_across", "article_html", "error_body", "free_port", "make_openai_client",
+    "CANARY",
+    "HOSTILE_INSTRUCTION",
+    "ChatRequest",
+    "ForwardProxy",
+    "OpenAIChatServer",
+    "Page",
+    "ProxiedRequest",
+    "RedisForTests",
+    "RedisUnavailable",
+    "ScriptedSearch",
+    "SearchRequest",
+    "SearxngServer",
+    "ServiceServer",
+    "Site",
+    "ThreadedUvicorn",
+    "WebRequest",
+    "WebServer",
+    "add_near_duplicates_across",
+    "article_html",
+    "error_body",
+    "free_port",
+    "make_openai_client",
     "searx_result",
 ]

@@ -1,4 +1,5 @@
 """Thread-safe request log: the server thread appends, the test thread reads."""
+
 from __future__ import annotations
 
 import threading
@@ -36,8 +37,7 @@ class Recorder(Generic[T]):
                 raise LookupError("no request recorded")
             return self._items[-1]
 
-    def wait_for(self, count: int, timeout_s: float = 5.0,
-                 where: Callable[[T], bool] | None = None) -> list[T]:
+    def wait_for(self, count: int, timeout_s: float = 5.0, where: Callable[[T], bool] | None = None) -> list[T]:
         """Block until `count` matching items were recorded (requests may still be in flight)."""
         deadline = time.monotonic() + timeout_s
         while True:

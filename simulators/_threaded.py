@@ -4,6 +4,7 @@ Each server owns its event loop in its own thread, so the test (or benchmark) co
 async and never shares a loop with the server. Sockets are bound before start-up (port 0 = an
 ephemeral port), so `url` is known before the server accepts its first connection.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -35,9 +36,18 @@ def free_port(host: str = LOOPBACK) -> int:
 class ThreadedUvicorn:
     """Start/stop an ASGI app on pre-bound sockets; usable as a sync or async context manager."""
 
-    def __init__(self, app: Any, sockets: list[socket.socket] | None = None, *, lifespan: str = "off",
-                 graceful_timeout_s: int = 1, name: str = "test-server", start_timeout_s: float = 15.0,
-                 http: str = "httptools", loop: str = "asyncio"):
+    def __init__(
+        self,
+        app: Any,
+        sockets: list[socket.socket] | None = None,
+        *,
+        lifespan: str = "off",
+        graceful_timeout_s: int = 1,
+        name: str = "test-server",
+        start_timeout_s: float = 15.0,
+        http: str = "httptools",
+        loop: str = "asyncio",
+    ):
         self._sockets = sockets or [bind_socket()]
         host, port = self._sockets[0].getsockname()[:2]
         self.host: str = host
@@ -48,9 +58,16 @@ class ThreadedUvicorn:
         # httptools (uvicorn[standard]'s parser): ~1.4x the requests/s of h11 here, and every
         # scripted protocol fault behaves the same under both (the self-tests pass with either).
         self._config = uvicorn.Config(
-            app, log_level="warning", access_log=False, lifespan=lifespan, loop=loop,
-            http=http, ws="none", timeout_graceful_shutdown=graceful_timeout_s,
-            interface="asgi3", proxy_headers=False,
+            app,
+            log_level="warning",
+            access_log=False,
+            lifespan=lifespan,
+            loop=loop,
+            http=http,
+            ws="none",
+            timeout_graceful_shutdown=graceful_timeout_s,
+            interface="asgi3",
+            proxy_headers=False,
             log_config=None,  # leave the process's logging alone (levels only); pytest captures it
         )
         self._server = uvicorn.Server(self._config)

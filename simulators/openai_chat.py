@@ -13,6 +13,7 @@ answer: error is a message or a full error dict), delay_s, chunk_delay_s, finish
 headers, chunks (explicit stream pieces), cut_after (stream: drop the connection after N pieces).
 Token counts are rough: whitespace-separated words.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -74,11 +75,23 @@ def count_tokens(text: str) -> int:
     return len(text.split())
 
 
-def error_body(status: int, message: str | None = None, *, type: str | None = None,
-               code: str | None = None, param: str | None = None) -> dict:
+def error_body(
+    status: int,
+    message: str | None = None,
+    *,
+    type: str | None = None,
+    code: str | None = None,
+    param: str | None = None,
+) -> dict:
     d_type, d_code, d_msg = ERROR_DEFAULTS.get(status, ("server_error", None, "Error."))
-    return {"error": {"message": message or d_msg, "type": type or d_type, "param": param,
-                      "code": code if code is not None else d_code}}
+    return {
+        "error": {
+            "message": message or d_msg,
+            "type": type or d_type,
+            "param": param,
+            "code": code if code is not None else d_code,
+        }
+    }
 
 
 class OpenAIChatServer(ThreadedUvicorn):
@@ -86,12 +99,14 @@ class OpenAIChatServer(ThreadedUvicorn):
         self._lock = threading.Lock()
         self.requests: Recorder[ChatRequest] = Recorder()
         self.reset()
-        app = Starlette(routes=[
-            Route("/v1/chat/completions", self._chat, methods=["POST"]),
-            Route("/chat/completions", self._chat, methods=["POST"]),
-            Route("/v1/models", self._models, methods=["GET"]),
-            Route("/models", self._models, methods=["GET"]),
-        ])
+        app = Starlette(
+            routes=[
+                Route("/v1/chat/completions", self._chat, methods=["POST"]),
+                Route("/chat/completions", self._chat, methods=["POST"]),
+                Route("/v1/models", self._models, methods=["GET"]),
+                Route("/models", self._models, methods=["GET"]),
+            ]
+        )
         super().__init__(app, [bind_socket(host)], name="openai-chat")
 
     # --- scripting -----------------------------------------------------------------------------
@@ -129,9 +144,14 @@ class OpenAIChatServer(ThreadedUvicorn):
     # --- endpoints -----------------------------------------------------------------------------
 
     async def _models(self, request: Request) -> Response:
-        return JSONResponse({"object": "list", "data": [
-            {"id": m, "object": "model", "created": 1_700_000_000, "owned_by": "test"}
-            for m in self.models]})
+        return JSONResponse(
+            {
+                "object": "list",
+                "data": [
+                    {"id": m, "object": "model", "created": 1_700_000_000, "owned_by": "test"} for m in self.models
+                ],
+            }
+        )
 
     async def _chat(self, request: Request) -> Response:
         raw = await request.body()
@@ -139,8 +159,7 @@ class OpenAIChatServer(ThreadedUvicorn):
             body = json.loads(raw)
         except ValueError:
             body = {"_unparsed": raw.decode("utf-8", "replace")}
-        self.requests.append(ChatRequest(request.url.path, body,
-                                         {k.lower(): v for k, v in request.headers.items()}))
+        self.requests.append(ChatRequest(request.url.path, body, {k.lower(): v for k, v in request.headers.items()}))
         with self._lock:
             reply = self._queue.pop(0) if self._queue else self.default
             latency, chunk_delay = self.latency_s, self.chunk_delay_s
@@ -161,14 +180,13 @@ class OpenAIChatServer(ThreadedUvicorn):
         if spec.get("status", 200) >= 400:
             status = spec["status"]
             err = spec.get("error")
-            payload = ({"error": err} if isinstance(err, dict) else error_body(status, err))
+            payload = {"error": err} if isinstance(err, dict) else error_body(status, err)
             return JSONResponse(payload, status, headers=spec.get("headers"))
         content = spec.get("content", "")
         if not isinstance(content, str):
             content = json.dumps(content)
         model = spec.get("model") or body.get("model") or "test-model"
-        prompt_tokens = sum(count_tokens(_content_text(m.get("content")))
-                            for m in body.get("messages", []))
+        prompt_tokens = sum(count_tokens(_content_text(m.get("content"))) for m in body.get("messages", []))
         usage = {"prompt_tokens": prompt_tokens, "completion_tokens": count_tokens(content)}
         given = spec.get("usage") or {}
         usage.update(given)
@@ -179,16 +197,35 @@ class OpenAIChatServer(ThreadedUvicorn):
         if body.get("stream"):
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
             pieces = spec.get("chunks") or _pieces(content)
-            return _ChatStream(ident, model, pieces, finish, usage if include_usage else None,
-                               float(spec.get("chunk_delay_s", chunk_delay)), spec.get("cut_after"),
-                               spec.get("headers"))
-        return JSONResponse({
-            "id": ident, "object": "chat.completion", "created": int(time.time()), "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content,
-                                                 "refusal": None},
-                         "logprobs": None, "finish_reason": finish}],
-            "usage": usage, "system_fingerprint": "fp_test",
-        }, headers=spec.get("headers"))
+            return _ChatStream(
+                ident,
+                model,
+                pieces,
+                finish,
+                usage if include_usage else None,
+                float(spec.get("chunk_delay_s", chunk_delay)),
+                spec.get("cut_after"),
+                spec.get("headers"),
+            )
+        return JSONResponse(
+            {
+                "id": ident,
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": model,
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": content, "refusal": None},
+                        "logprobs": None,
+                        "finish_reason": finish,
+                    }
+                ],
+                "usage": usage,
+                "system_fingerprint": "fp_test",
+            },
+            headers=spec.get("headers"),
+        )
 
 
 def _pieces(content: str) -> list[str]:
@@ -202,22 +239,32 @@ class _ChatStream(Response):
 
     media_type = "text/event-stream"
 
-    def __init__(self, ident: str, model: str, pieces: list[str], finish: str,
-                 usage: dict | None, chunk_delay_s: float, cut_after: int | None,
-                 headers: dict | None) -> None:
-        super().__init__(headers={"cache-control": "no-cache", **(headers or {})},
-                         media_type=self.media_type)
+    def __init__(
+        self,
+        ident: str,
+        model: str,
+        pieces: list[str],
+        finish: str,
+        usage: dict | None,
+        chunk_delay_s: float,
+        cut_after: int | None,
+        headers: dict | None,
+    ) -> None:
+        super().__init__(headers={"cache-control": "no-cache", **(headers or {})}, media_type=self.media_type)
         # Response() without content declares "content-length: 0"; a stream has no length.
         self.raw_headers = [(k, v) for k, v in self.raw_headers if k != b"content-length"]
         self.ident, self.model, self.pieces, self.finish = ident, model, pieces, finish
         self.usage, self.chunk_delay_s, self.cut_after = usage, chunk_delay_s, cut_after
 
     def _event(self, delta: dict, finish: str | None, choices: bool = True) -> bytes:
-        chunk: dict[str, Any] = {"id": self.ident, "object": "chat.completion.chunk",
-                                 "created": int(time.time()), "model": self.model,
-                                 "system_fingerprint": "fp_test",
-                                 "choices": [{"index": 0, "delta": delta, "logprobs": None,
-                                              "finish_reason": finish}] if choices else []}
+        chunk: dict[str, Any] = {
+            "id": self.ident,
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": self.model,
+            "system_fingerprint": "fp_test",
+            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}] if choices else [],
+        }
         if self.usage is not None:
             chunk["usage"] = None
         return f"data: {json.dumps(chunk)}\n\n".encode()

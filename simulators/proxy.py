@@ -8,6 +8,7 @@
 Each forwarded request is sent upstream with `Connection: close` and answered to the client with
 `Connection: close`, so one client connection carries one request: simple and exact to record.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -22,8 +23,16 @@ from urllib.parse import urlsplit
 from ._record import Recorder
 from ._threaded import bind_socket
 
-HOP_BY_HOP = {"connection", "keep-alive", "proxy-connection", "proxy-authorization",
-              "proxy-authenticate", "te", "trailer", "upgrade"}
+HOP_BY_HOP = {
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "proxy-authorization",
+    "proxy-authenticate",
+    "te",
+    "trailer",
+    "upgrade",
+}
 
 
 @dataclass
@@ -40,9 +49,15 @@ class ProxiedRequest:
 
 
 class ForwardProxy:
-    def __init__(self, host: str = "127.0.0.1", *, resolve: dict[str, str] | None = None,
-                 deny: Iterable[str] = (), deny_status: int = 403,
-                 upstream_timeout_s: float = 10.0) -> None:
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        *,
+        resolve: dict[str, str] | None = None,
+        deny: Iterable[str] = (),
+        deny_status: int = 403,
+        upstream_timeout_s: float = 10.0,
+    ) -> None:
         self._sock = bind_socket(host)
         self.host, self.port = self._sock.getsockname()[:2]
         self.url = f"http://{self.host}:{self.port}"
@@ -131,8 +146,7 @@ class ForwardProxy:
 
     async def _resolve_host(self, host: str) -> str:
         with self._lock:
-            mapped = next((ip for p, ip in self._resolve.items() if fnmatch.fnmatch(host.lower(), p)),
-                          None)
+            mapped = next((ip for p, ip in self._resolve.items() if fnmatch.fnmatch(host.lower(), p)), None)
         if mapped:
             return mapped
         try:
@@ -152,8 +166,7 @@ class ForwardProxy:
             method, target, version = lines[0].split(" ", 2)
             headers = [tuple(line.split(":", 1)) for line in lines[1:] if ":" in line]
             if method == "CONNECT":
-                await self._tunnel(target, dict((k.strip().lower(), v.strip()) for k, v in headers),
-                                   reader, writer)
+                await self._tunnel(target, dict((k.strip().lower(), v.strip()) for k, v in headers), reader, writer)
             else:
                 await self._forward(method, target, version, headers, reader, writer)
         except asyncio.CancelledError:  # the proxy is stopping: drop the connection quietly
@@ -165,11 +178,19 @@ class ForwardProxy:
 
     async def _reply(self, writer: asyncio.StreamWriter, status: int, text: str) -> None:
         body = text.encode()
-        reason = {403: "Forbidden", 502: "Bad Gateway", 503: "Service Unavailable",
-                  504: "Gateway Timeout", 400: "Bad Request"}.get(status, "Error")
+        reason = {
+            403: "Forbidden",
+            502: "Bad Gateway",
+            503: "Service Unavailable",
+            504: "Gateway Timeout",
+            400: "Bad Request",
+        }.get(status, "Error")
         try:
-            writer.write(f"HTTP/1.1 {status} {reason}\r\ncontent-type: text/plain\r\n"
-                         f"content-length: {len(body)}\r\nconnection: close\r\n\r\n".encode() + body)
+            writer.write(
+                f"HTTP/1.1 {status} {reason}\r\ncontent-type: text/plain\r\n"
+                f"content-length: {len(body)}\r\nconnection: close\r\n\r\n".encode()
+                + body
+            )
             await writer.drain()
         except ConnectionError:
             pass
@@ -181,8 +202,9 @@ class ForwardProxy:
             return None
         try:
             record.resolved = await self._resolve_host(record.host)
-            return await asyncio.wait_for(asyncio.open_connection(record.resolved, record.port),
-                                          self.upstream_timeout_s)
+            return await asyncio.wait_for(
+                asyncio.open_connection(record.resolved, record.port), self.upstream_timeout_s
+            )
         except (TimeoutError, OSError) as exc:
             record.status = 504 if isinstance(exc, asyncio.TimeoutError) else 502
             self.requests.append(record)
@@ -193,8 +215,9 @@ class ForwardProxy:
         record = ProxiedRequest("CONNECT", target, host.strip("[]"), int(port), headers=headers)
         upstream = await self._connect(record)
         if upstream is None:
-            await self._reply(writer, record.status, "Request rejected by proxy"
-                              if record.denied else "upstream unreachable")
+            await self._reply(
+                writer, record.status, "Request rejected by proxy" if record.denied else "upstream unreachable"
+            )
             return
         record.status = 200
         self.requests.append(record)
@@ -203,8 +226,9 @@ class ForwardProxy:
         up_reader, up_writer = upstream
         await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
 
-    async def _forward(self, method: str, target: str, version: str, headers: list[tuple[str, str]],
-                       reader, writer) -> None:
+    async def _forward(
+        self, method: str, target: str, version: str, headers: list[tuple[str, str]], reader, writer
+    ) -> None:
         parts = urlsplit(target)
         if parts.scheme != "http" or not parts.hostname:
             await self._reply(writer, 400, "absolute-form http:// URL required")
@@ -214,8 +238,9 @@ class ForwardProxy:
         body = await _read_body(reader, lower)
         upstream = await self._connect(record)
         if upstream is None:
-            await self._reply(writer, record.status, "Request rejected by proxy"
-                              if record.denied else "upstream unreachable")
+            await self._reply(
+                writer, record.status, "Request rejected by proxy" if record.denied else "upstream unreachable"
+            )
             return
         up_reader, up_writer = upstream
         path = parts.path or "/"
@@ -227,8 +252,7 @@ class ForwardProxy:
         up_writer.write(("\r\n".join(out) + "\r\n\r\n").encode("latin-1") + body)
         await up_writer.drain()
         try:
-            status_head = await asyncio.wait_for(up_reader.readuntil(b"\r\n\r\n"),
-                                                 self.upstream_timeout_s)
+            status_head = await asyncio.wait_for(up_reader.readuntil(b"\r\n\r\n"), self.upstream_timeout_s)
         except (TimeoutError, asyncio.IncompleteReadError, ConnectionError):
             record.status = 504
             self.requests.append(record)
@@ -239,8 +263,7 @@ class ForwardProxy:
         record.status = int(resp_lines[0].split(" ", 2)[1])
         self.requests.append(record)
         kept = [line for line in resp_lines[1:] if line and line.split(":", 1)[0].strip().lower() not in HOP_BY_HOP]
-        writer.write(("\r\n".join([resp_lines[0], *kept, "Connection: close"]) + "\r\n\r\n")
-                     .encode("latin-1"))
+        writer.write(("\r\n".join([resp_lines[0], *kept, "Connection: close"]) + "\r\n\r\n").encode("latin-1"))
         await _pipe(up_reader, writer)
         up_writer.close()
 

@@ -1,9 +1,10 @@
 """A Redis for tests: the machine's own (127.0.0.1:6379, a dedicated DB) or a throwaway server.
 
-    with RedisForTests() as redis_srv:       # raises RedisUnavailable with the reason if neither
-        redis_srv.url                        # "redis://127.0.0.1:6379/15" or a throwaway's URL
-        redis_srv.flush()                    # empty the test DB
+with RedisForTests() as redis_srv:       # raises RedisUnavailable with the reason if neither
+    redis_srv.url                        # "redis://127.0.0.1:6379/15" or a throwaway's URL
+    redis_srv.flush()                    # empty the test DB
 """
+
 from __future__ import annotations
 
 import shutil
@@ -34,8 +35,7 @@ def ping(url: str, timeout_s: float = 0.5) -> bool:
 
 
 class RedisForTests:
-    def __init__(self, machine_url: str = MACHINE_REDIS, db: int = TEST_DB,
-                 use_machine: bool = True) -> None:
+    def __init__(self, machine_url: str = MACHINE_REDIS, db: int = TEST_DB, use_machine: bool = True) -> None:
         self._machine_url, self._db, self._use_machine = machine_url, db, use_machine
         self._proc: subprocess.Popen | None = None
         self.url = ""
@@ -52,15 +52,30 @@ class RedisForTests:
     def _start_throwaway(self) -> str:
         binary = shutil.which("redis-server")
         if binary is None:
-            raise RedisUnavailable(f"no Redis answers at {self._machine_url} and redis-server is "
-                                   "not installed (apt-get install redis-server)")
+            raise RedisUnavailable(
+                f"no Redis answers at {self._machine_url} and redis-server is "
+                "not installed (apt-get install redis-server)"
+            )
         last_err = ""
         for _ in range(3):  # the free port may be taken between probing and binding: retry
             port = free_port()
             proc = subprocess.Popen(
-                [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                 "--appendonly", "no", "--protected-mode", "yes"],
-                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                [
+                    binary,
+                    "--port",
+                    str(port),
+                    "--bind",
+                    "127.0.0.1",
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                    "--protected-mode",
+                    "yes",
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            )
             url = f"redis://127.0.0.1:{port}"
             deadline = time.monotonic() + 5
             while time.monotonic() < deadline and proc.poll() is None:
@@ -68,8 +83,11 @@ class RedisForTests:
                     self._proc = proc
                     return f"{url}/{self._db}"
                 time.sleep(0.02)
-            last_err = (proc.stderr.read().decode(errors="replace") if proc.poll() is not None
-                        else "did not answer PING within 5 s")
+            last_err = (
+                proc.stderr.read().decode(errors="replace")
+                if proc.poll() is not None
+                else "did not answer PING within 5 s"
+            )
             proc.kill()
             proc.wait()
         raise RedisUnavailable(f"could not start a throwaway redis-server: {last_err.strip()}")

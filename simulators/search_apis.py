@@ -11,6 +11,7 @@ Script them per test, like the SearXNG server:
 and read what they received: brave.requests.all() (ApiRequest), brave.queries().
 A result is an `api_hit(...)` dict, a bare URL, or an already API-shaped item (kept as given).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -32,15 +33,22 @@ from ._record import Recorder
 from ._threaded import ThreadedUvicorn, bind_socket
 
 
-def api_hit(url: str, title: str = "", snippet: str = "", *, published: date | datetime | str | None = None,
-            **extra: Any) -> dict:
+def api_hit(
+    url: str, title: str = "", snippet: str = "", *, published: date | datetime | str | None = None, **extra: Any
+) -> dict:
     """One provider-neutral result; each server renders it in its API's shape."""
     if isinstance(published, datetime):
         published = published.replace(tzinfo=None).isoformat()
     elif isinstance(published, date):
         published = f"{published.isoformat()}T00:00:00"
-    return {"_neutral": True, "url": url, "title": title or url, "snippet": snippet, "published": published,
-            "extra": extra}
+    return {
+        "_neutral": True,
+        "url": url,
+        "title": title or url,
+        "snippet": snippet,
+        "published": published,
+        "extra": extra,
+    }
 
 
 @dataclass
@@ -76,8 +84,12 @@ class SearchApiServer(ThreadedUvicorn):
         self.api_key = api_key or f"test-{self.name}-key"
         self.requests: Recorder[ApiRequest] = Recorder()
         self.reset()
-        app = Starlette(routes=[Route(self.path, self._endpoint, methods=self.methods),
-                                Route("/healthz", lambda r: PlainTextResponse("OK"))])
+        app = Starlette(
+            routes=[
+                Route(self.path, self._endpoint, methods=self.methods),
+                Route("/healthz", lambda r: PlainTextResponse("OK")),
+            ]
+        )
         super().__init__(app, [bind_socket(host)], name=self.name)
 
     # --- scripting (any thread) ----------------------------------------------------------------
@@ -148,8 +160,14 @@ class SearchApiServer(ThreadedUvicorn):
             body = json.loads(raw) if raw else {}
         except ValueError:
             body = None
-        req = ApiRequest(request.method, request.url.path, "", dict(request.query_params),
-                         body if isinstance(body, dict) else {}, {k.lower(): v for k, v in request.headers.items()})
+        req = ApiRequest(
+            request.method,
+            request.url.path,
+            "",
+            dict(request.query_params),
+            body if isinstance(body, dict) else {},
+            {k.lower(): v for k, v in request.headers.items()},
+        )
         req.query = self._query_of(req)
         self.requests.append(req)
         with self._lock:
@@ -181,6 +199,7 @@ def _neutral(item: dict | str) -> dict:
 
 # --- Brave ---------------------------------------------------------------------------------------
 
+
 class BraveServer(SearchApiServer):
     name = "brave"
     path = "/res/v1/web/search"
@@ -195,45 +214,97 @@ class BraveServer(SearchApiServer):
 
     @staticmethod
     def _error_body(status: int, code: str, detail: str, meta: dict | None = None) -> dict:
-        return {"type": "ErrorResponse", "time": int(time.time()),
-                "error": {"id": "c0ffee00-0000-4000-8000-000000000000", "status": status, "code": code,
-                          "detail": detail, "meta": meta or {}}}
+        return {
+            "type": "ErrorResponse",
+            "time": int(time.time()),
+            "error": {
+                "id": "c0ffee00-0000-4000-8000-000000000000",
+                "status": status,
+                "code": code,
+                "detail": detail,
+                "meta": meta or {},
+            },
+        }
 
     def _auth_error(self) -> Response:
         # Brave answers a missing or wrong token with 422, not 401.
-        return JSONResponse(self._error_body(422, "SUBSCRIPTION_TOKEN_INVALID",
-                                             "The provided subscription token is invalid.",
-                                             {"component": "authentication"}), status_code=422)
+        return JSONResponse(
+            self._error_body(
+                422,
+                "SUBSCRIPTION_TOKEN_INVALID",
+                "The provided subscription token is invalid.",
+                {"component": "authentication"},
+            ),
+            status_code=422,
+        )
 
     def _error_response(self, failure: _Failure) -> Response:
         s = failure.status
         if s == 429:
-            headers = {"X-RateLimit-Limit": "1, 2000", "X-RateLimit-Policy": "1;w=1, 2000;w=2592000",
-                       "X-RateLimit-Remaining": "0, 1500", "X-RateLimit-Reset": "1, 1419200"}
+            headers = {
+                "X-RateLimit-Limit": "1, 2000",
+                "X-RateLimit-Policy": "1;w=1, 2000;w=2592000",
+                "X-RateLimit-Remaining": "0, 1500",
+                "X-RateLimit-Reset": "1, 1419200",
+            }
             if failure.retry_after:
                 headers["Retry-After"] = failure.retry_after
-            body = self._error_body(429, "RATE_LIMITED", "Request rate limit exceeded for plan.",
-                                    {"plan": "Free", "rate_limit": 1, "rate_current": 2, "quota_limit": 2000,
-                                     "quota_current": 500, "component": "rate_limiter"})
+            body = self._error_body(
+                429,
+                "RATE_LIMITED",
+                "Request rate limit exceeded for plan.",
+                {
+                    "plan": "Free",
+                    "rate_limit": 1,
+                    "rate_current": 2,
+                    "quota_limit": 2000,
+                    "quota_current": 500,
+                    "component": "rate_limiter",
+                },
+            )
             return JSONResponse(body, status_code=429, headers=headers)
         if s == 422 or s == 400:
-            return JSONResponse(self._error_body(s, "VALIDATION", "Unable to validate request parameter(s)",
-                                                 {"errors": [{"loc": ["query", "q"], "msg": "field required"}]}),
-                                status_code=s)
+            return JSONResponse(
+                self._error_body(
+                    s,
+                    "VALIDATION",
+                    "Unable to validate request parameter(s)",
+                    {"errors": [{"loc": ["query", "q"], "msg": "field required"}]},
+                ),
+                status_code=s,
+            )
         if s in (401, 403):
-            return JSONResponse(self._error_body(s, "SUBSCRIPTION_TOKEN_INVALID" if s == 401 else "OPTION_NOT_IN_PLAN",
-                                                 "The provided subscription token is invalid." if s == 401
-                                                 else "The option is not subscribed in the plan."), status_code=s)
+            return JSONResponse(
+                self._error_body(
+                    s,
+                    "SUBSCRIPTION_TOKEN_INVALID" if s == 401 else "OPTION_NOT_IN_PLAN",
+                    "The provided subscription token is invalid."
+                    if s == 401
+                    else "The option is not subscribed in the plan.",
+                ),
+                status_code=s,
+            )
         return JSONResponse(self._error_body(s, "INTERNAL_ERROR", "Internal server error"), status_code=s)
 
     def _item(self, hit: dict, position: int) -> dict:
         parts = urlsplit(hit["url"])
-        item = {"type": "search_result", "title": hit["title"], "url": hit["url"],
-                "description": hit["snippet"], "is_source_local": False, "is_source_both": False,
-                "language": "en", "family_friendly": True,
-                "meta_url": {"scheme": parts.scheme, "netloc": parts.netloc, "hostname": parts.hostname,
-                             "path": parts.path},
-                "profile": {"name": parts.hostname, "url": hit["url"], "long_name": parts.hostname}}
+        item = {
+            "type": "search_result",
+            "title": hit["title"],
+            "url": hit["url"],
+            "description": hit["snippet"],
+            "is_source_local": False,
+            "is_source_both": False,
+            "language": "en",
+            "family_friendly": True,
+            "meta_url": {
+                "scheme": parts.scheme,
+                "netloc": parts.netloc,
+                "hostname": parts.hostname,
+                "path": parts.path,
+            },
+            "profile": {"name": parts.hostname, "url": hit["url"], "long_name": parts.hostname},
+        }
         if hit["published"]:
             item["page_age"] = hit["published"]
             item["age"] = datetime.fromisoformat(hit["published"]).strftime("%B %-d, %Y")
@@ -242,18 +313,35 @@ class BraveServer(SearchApiServer):
 
     def _render(self, query: str, req: ApiRequest, items: list[dict]) -> dict:
         count = int(req.params.get("count") or req.body.get("count") or 20)
-        out: dict[str, Any] = {"type": "search", "query": {
-            "original": query, "show_strict_warning": False, "is_navigational": False, "is_news_breaking": False,
-            "spellcheck_off": True, "country": "us", "bad_results": False, "should_fallback": False,
-            "postal_code": "", "city": "", "header_country": "", "more_results_available": len(items) > count,
-            "state": ""}, "mixed": {"type": "mixed", "main": [{"type": "web", "index": i, "all": False}
-                                                           for i in range(min(count, len(items)))]}}
+        out: dict[str, Any] = {
+            "type": "search",
+            "query": {
+                "original": query,
+                "show_strict_warning": False,
+                "is_navigational": False,
+                "is_news_breaking": False,
+                "spellcheck_off": True,
+                "country": "us",
+                "bad_results": False,
+                "should_fallback": False,
+                "postal_code": "",
+                "city": "",
+                "header_country": "",
+                "more_results_available": len(items) > count,
+                "state": "",
+            },
+            "mixed": {
+                "type": "mixed",
+                "main": [{"type": "web", "index": i, "all": False} for i in range(min(count, len(items)))],
+            },
+        }
         if items:  # Brave leaves the web block out when nothing matched
             out["web"] = {"type": "search", "results": items[:count], "family_friendly": True}
         return out
 
 
 # --- Tavily --------------------------------------------------------------------------------------
+
 
 class TavilyServer(SearchApiServer):
     name = "tavily"
@@ -267,8 +355,7 @@ class TavilyServer(SearchApiServer):
 
     def _key_ok(self, req: ApiRequest) -> bool:
         # Current clients send the Bearer header; older ones put api_key in the body. Both work.
-        return (req.headers.get("authorization") == f"Bearer {self.api_key}"
-                or req.body.get("api_key") == self.api_key)
+        return req.headers.get("authorization") == f"Bearer {self.api_key}" or req.body.get("api_key") == self.api_key
 
     def _auth_error(self) -> Response:
         return JSONResponse({"detail": {"error": "Unauthorized: missing or invalid API key."}}, status_code=401)
@@ -279,7 +366,7 @@ class TavilyServer(SearchApiServer):
             401: "Unauthorized: missing or invalid API key.",
             429: "Your request has been blocked due to excessive requests. Please reduce rate of requests.",
             432: "This request exceeds your plan's set usage limit. Please upgrade your plan or contact "
-                 "support@tavily.com",
+            "support@tavily.com",
             433: "This request exceeds the pay-as-you-go limit. You can increase your limit on the Tavily dashboard.",
         }
         headers = {"retry-after": failure.retry_after} if failure.retry_after else {}
@@ -287,8 +374,13 @@ class TavilyServer(SearchApiServer):
         return JSONResponse({"detail": {"error": msg}}, status_code=failure.status, headers=headers)
 
     def _item(self, hit: dict, position: int) -> dict:
-        item = {"title": hit["title"], "url": hit["url"], "content": hit["snippet"],
-                "score": round(0.9 / position, 4), "raw_content": None}
+        item = {
+            "title": hit["title"],
+            "url": hit["url"],
+            "content": hit["snippet"],
+            "score": round(0.9 / position, 4),
+            "raw_content": None,
+        }
         if hit["published"]:
             item["published_date"] = datetime.fromisoformat(hit["published"]).strftime("%a, %d %b %Y %H:%M:%S GMT")
         item.update(hit["extra"])
@@ -299,11 +391,19 @@ class TavilyServer(SearchApiServer):
         results = items[:count]
         if not req.body.get("include_raw_content"):
             results = [{**r, "raw_content": None} for r in results]
-        return {"query": query, "follow_up_questions": None, "answer": None, "images": [],
-                "results": results, "response_time": 0.42, "request_id": "123e4567-e89b-12d3-a456-426614174111"}
+        return {
+            "query": query,
+            "follow_up_questions": None,
+            "answer": None,
+            "images": [],
+            "results": results,
+            "response_time": 0.42,
+            "request_id": "123e4567-e89b-12d3-a456-426614174111",
+        }
 
 
 # --- Serper --------------------------------------------------------------------------------------
+
 
 class SerperServer(SearchApiServer):
     name = "serper"
@@ -319,11 +419,13 @@ class SerperServer(SearchApiServer):
         return JSONResponse({"message": "Unauthorized.", "statusCode": 403}, status_code=403)
 
     def _error_response(self, failure: _Failure) -> Response:
-        messages = {400: "Not enough credits", 401: "Unauthorized.", 403: "Unauthorized.",
-                    429: "Too many requests"}
+        messages = {400: "Not enough credits", 401: "Unauthorized.", 403: "Unauthorized.", 429: "Too many requests"}
         headers = {"retry-after": failure.retry_after} if failure.retry_after else {}
-        return JSONResponse({"message": messages.get(failure.status, "Internal server error"),
-                             "statusCode": failure.status}, status_code=failure.status, headers=headers)
+        return JSONResponse(
+            {"message": messages.get(failure.status, "Internal server error"), "statusCode": failure.status},
+            status_code=failure.status,
+            headers=headers,
+        )
 
     def _item(self, hit: dict, position: int) -> dict:
         item = {"title": hit["title"], "link": hit["url"], "snippet": hit["snippet"], "position": position}
@@ -337,5 +439,10 @@ class SerperServer(SearchApiServer):
         params = {"q": query, "type": "search", "engine": "google", "num": num}
         if req.body.get("tbs"):
             params["tbs"] = req.body["tbs"]
-        return {"searchParameters": params, "organic": items[:num], "peopleAlsoAsk": [],
-                "relatedSearches": [], "credits": 1}
+        return {
+            "searchParameters": params,
+            "organic": items[:num],
+            "peopleAlsoAsk": [],
+            "relatedSearches": [],
+            "credits": 1,
+        }

@@ -13,6 +13,7 @@ Script it per test:
     searxng.latency_s = 0.05                              # every request (benchmarks)
 and read what it received: searxng.requests.all(), searxng.queries().
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -33,10 +34,19 @@ from ._record import Recorder
 from ._threaded import ThreadedUvicorn, bind_socket
 
 
-def searx_result(url: str, title: str = "", content: str = "", *,
-                 published: datetime | date | str | None = None, engine: str = "duckduckgo",
-                 engines: Iterable[str] | None = None, score: float | None = None,
-                 category: str = "general", position: int = 1, **extra: Any) -> dict:
+def searx_result(
+    url: str,
+    title: str = "",
+    content: str = "",
+    *,
+    published: datetime | date | str | None = None,
+    engine: str = "duckduckgo",
+    engines: Iterable[str] | None = None,
+    score: float | None = None,
+    category: str = "general",
+    position: int = 1,
+    **extra: Any,
+) -> dict:
     """One result item in SearXNG's JSON shape."""
     if isinstance(published, (datetime, date)):
         if not isinstance(published, datetime):
@@ -94,9 +104,15 @@ def _complete(items: Iterable[dict | str]) -> list[dict]:
     for pos, item in enumerate(items, start=1):
         if isinstance(item, str):
             item = {"url": item}
-        base = searx_result(item["url"], item.get("title", ""), item.get("content", ""),
-                            published=item.get("publishedDate"), position=pos,
-                            engine=item.get("engine", "duckduckgo"), engines=item.get("engines"))
+        base = searx_result(
+            item["url"],
+            item.get("title", ""),
+            item.get("content", ""),
+            published=item.get("publishedDate"),
+            position=pos,
+            engine=item.get("engine", "duckduckgo"),
+            engines=item.get("engines"),
+        )
         base.update({k: v for k, v in item.items() if k != "publishedDate"})
         out.append(base)
     return out
@@ -107,10 +123,12 @@ class SearxngServer(ThreadedUvicorn):
         self._lock = threading.Lock()
         self.requests: Recorder[SearchRequest] = Recorder()
         self.reset()
-        app = Starlette(routes=[
-            Route("/search", self._search, methods=["GET", "POST"]),
-            Route("/healthz", lambda r: PlainTextResponse("OK")),
-        ])
+        app = Starlette(
+            routes=[
+                Route("/search", self._search, methods=["GET", "POST"]),
+                Route("/healthz", lambda r: PlainTextResponse("OK")),
+            ]
+        )
         super().__init__(app, [bind_socket(host)], name="searxng")
 
     # --- scripting (any thread) ----------------------------------------------------------------
@@ -163,11 +181,11 @@ class SearxngServer(ThreadedUvicorn):
         params = dict(request.query_params)
         if request.method == "POST":
             # SearXNG clients POST application/x-www-form-urlencoded (no multipart parser needed).
-            params.update(parse_qsl((await request.body()).decode("utf-8", "replace"),
-                                    keep_blank_values=True))
+            params.update(parse_qsl((await request.body()).decode("utf-8", "replace"), keep_blank_values=True))
         query = params.get("q", "")
-        self.requests.append(SearchRequest(request.method, query, params,
-                                           {k.lower(): v for k, v in request.headers.items()}))
+        self.requests.append(
+            SearchRequest(request.method, query, params, {k.lower(): v for k, v in request.headers.items()})
+        )
         with self._lock:
             failure = self._failures.pop(0) if self._failures else self._fail_always
             json_enabled, latency = self.json_enabled, self.latency_s
@@ -193,24 +211,29 @@ class SearxngServer(ThreadedUvicorn):
             await asyncio.sleep(answer.delay_s)
         unresponsive = [list(e) for e in answer.unresponsive_engines + global_unresponsive]
         if fmt == "html":
-            items = "".join(f'<article><a href="{r["url"]}">{r["title"]}</a><p>{r["content"]}</p>'
-                            f"</article>" for r in answer.results)
+            items = "".join(
+                f'<article><a href="{r["url"]}">{r["title"]}</a><p>{r["content"]}</p></article>' for r in answer.results
+            )
             return HTMLResponse(f"<html><body>{items}</body></html>")
-        return JSONResponse({
-            "query": query,
-            "number_of_results": (answer.number_of_results if answer.number_of_results is not None
-                                  else len(answer.results)),
-            "results": answer.results,
-            "answers": answer.answers,
-            "corrections": answer.corrections,
-            "infoboxes": answer.infoboxes,
-            "suggestions": answer.suggestions,
-            "unresponsive_engines": unresponsive,
-        })
+        return JSONResponse(
+            {
+                "query": query,
+                "number_of_results": (
+                    answer.number_of_results if answer.number_of_results is not None else len(answer.results)
+                ),
+                "results": answer.results,
+                "answers": answer.answers,
+                "corrections": answer.corrections,
+                "infoboxes": answer.infoboxes,
+                "suggestions": answer.suggestions,
+                "unresponsive_engines": unresponsive,
+            }
+        )
 
     @staticmethod
-    async def _answer(query: str, params: dict[str, str], scripted: ScriptedSearch | None,
-                      default: DefaultSearch | None) -> ScriptedSearch:
+    async def _answer(
+        query: str, params: dict[str, str], scripted: ScriptedSearch | None, default: DefaultSearch | None
+    ) -> ScriptedSearch:
         page = int(params.get("pageno", "1") or 1)
         if scripted is not None:
             return scripted if page == 1 else ScriptedSearch(delay_s=scripted.delay_s)

@@ -6,6 +6,7 @@
 Keyword arguments become `Settings(**overrides)` fields (host/port are set to the real listening
 address). The lifespan runs: start-up before the first request, shutdown on stop().
 """
+
 from __future__ import annotations
 
 import importlib
@@ -25,9 +26,14 @@ def load_factory(spec: str | AppFactory) -> AppFactory:
 
 
 class ServiceServer(ThreadedUvicorn):
-    def __init__(self, settings: Any | None = None, *,
-                 app_factory: str | AppFactory = "app.main:create_app",
-                 graceful_timeout_s: int = 3, **overrides: Any) -> None:
+    def __init__(
+        self,
+        settings: Any | None = None,
+        *,
+        app_factory: str | AppFactory = "app.main:create_app",
+        graceful_timeout_s: int = 3,
+        **overrides: Any,
+    ) -> None:
         sock = bind_socket()
         port = sock.getsockname()[1]
         if settings is None:
@@ -39,5 +45,12 @@ class ServiceServer(ThreadedUvicorn):
         self.settings = settings
         self.app = load_factory(app_factory)(settings)
         # The same protocol and loop choices as `uvicorn app.main:app` in production.
-        super().__init__(self.app, [sock], lifespan="on", name="service",
-                         graceful_timeout_s=graceful_timeout_s, http="auto", loop="auto")
+        super().__init__(
+            self.app,
+            [sock],
+            lifespan="on",
+            name="service",
+            graceful_timeout_s=graceful_timeout_s,
+            http="auto",
+            loop="auto",
+        )

@@ -12,6 +12,7 @@ Pages are scripted per test on a site (the default site is 127.0.0.1 = `web.url`
     web.add_redirect("/old", url, status=301)
 Every request is recorded (web.requests) with its site, Host header, path and headers.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -71,8 +72,7 @@ class WebServer(ThreadedUvicorn):
         with self._lock:
             self.default_site = Site("127.0.0.1", "127.0.0.1", self.port)
             self._by_ip: dict[str, Site] = {"127.0.0.1": self.default_site}
-            self._by_name: dict[str, Site] = {"127.0.0.1": self.default_site,
-                                              "localhost": self.default_site}
+            self._by_name: dict[str, Site] = {"127.0.0.1": self.default_site, "localhost": self.default_site}
             self.latency_s = 0.0
         self.requests.clear()
 
@@ -128,23 +128,27 @@ class WebServer(ThreadedUvicorn):
         site = self._site_for(scope, host)
         path, query = scope["path"], scope["query_string"].decode("latin-1")
         client = scope.get("client") or ("", 0)
-        self.requests.append(WebRequest(site.name, host, scope["method"], path, query, headers,
-                                        client[0]))
+        self.requests.append(WebRequest(site.name, host, scope["method"], path, query, headers, client[0]))
         if self.latency_s:
             await asyncio.sleep(self.latency_s)
         page = site.lookup(path, query)
         await self._respond(page, site, path, scope["method"], headers, receive, send)
 
-    async def _respond(self, page: Page, site: Site, path: str, method: str,
-                       req_headers: dict[str, str], receive: Any, send: Any) -> None:
+    async def _respond(
+        self, page: Page, site: Site, path: str, method: str, req_headers: dict[str, str], receive: Any, send: Any
+    ) -> None:
         if page.delay_s:
             await asyncio.sleep(page.delay_s)
         if self._not_modified(page, req_headers):
             site.count_not_modified(path)
-            keep = {k: v for k, v in page.headers.items()
-                    if k in ("etag", "last-modified", "cache-control")}
-            await send({"type": "http.response.start", "status": 304,
-                        "headers": [(k.encode(), v.encode()) for k, v in keep.items()]})
+            keep = {k: v for k, v in page.headers.items() if k in ("etag", "last-modified", "cache-control")}
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 304,
+                    "headers": [(k.encode(), v.encode()) for k, v in keep.items()],
+                }
+            )
             await send({"type": "http.response.body", "body": b""})
             return
         body = page.body
@@ -153,8 +157,13 @@ class WebServer(ThreadedUvicorn):
             headers["content-length"] = str(page.declared_length)
         elif not page.stream_bytes:
             headers["content-length"] = str(len(body))
-        await send({"type": "http.response.start", "status": page.status,
-                    "headers": [(k.encode(), v.encode()) for k, v in headers.items()]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": page.status,
+                "headers": [(k.encode(), v.encode()) for k, v in headers.items()],
+            }
+        )
         if method == "HEAD":
             await send({"type": "http.response.body", "body": b""})
             return
@@ -180,8 +189,7 @@ class WebServer(ThreadedUvicorn):
                 for i in range(0, len(page.body), step):
                     if gone.is_set():
                         return
-                    await send({"type": "http.response.body", "body": page.body[i:i + step],
-                                "more_body": True})
+                    await send({"type": "http.response.body", "body": page.body[i : i + step], "more_body": True})
                     await asyncio.sleep(page.trickle_interval_s)
             elif page.stream_bytes:
                 sent, chunk = 0, b"<p>" + b"x" * 65_530 + b"</p>"

@@ -1,4 +1,5 @@
 """Page bodies for the test web: articles with dates, hostile pages, a PNG, a gzip bomb."""
+
 from __future__ import annotations
 
 import gzip
@@ -20,16 +21,26 @@ def _iso(d: date | datetime | str | None) -> str | None:
     return d.isoformat()
 
 
-def article_html(title: str, paragraphs: Iterable[str], *, published: date | datetime | str | None = None,
-                 modified: date | datetime | str | None = None, author: str | None = None,
-                 jsonld: bool = True, meta: bool = True, byline: bool = False,
-                 site_name: str = "Test News", extra_head: str = "", extra_body: str = "",
-                 article_tail: str = "", lang: str = "en") -> str:
+def article_html(
+    title: str,
+    paragraphs: Iterable[str],
+    *,
+    published: date | datetime | str | None = None,
+    modified: date | datetime | str | None = None,
+    author: str | None = None,
+    jsonld: bool = True,
+    meta: bool = True,
+    byline: bool = False,
+    site_name: str = "Test News",
+    extra_head: str = "",
+    extra_body: str = "",
+    article_tail: str = "",
+    lang: str = "en",
+) -> str:
     """A realistic article page: nav and footer boilerplate around an <article>, dates in JSON-LD
     (datePublished/dateModified), in <meta property="article:*_time">, and optionally a byline."""
     pub, mod = _iso(published), _iso(modified)
-    head = [f"<title>{html.escape(title)} | {html.escape(site_name)}</title>",
-            '<meta charset="utf-8">']
+    head = [f"<title>{html.escape(title)} | {html.escape(site_name)}</title>", '<meta charset="utf-8">']
     if meta and pub:
         head.append(f'<meta property="article:published_time" content="{pub}">')
     if meta and mod:
@@ -47,10 +58,13 @@ def article_html(title: str, paragraphs: Iterable[str], *, published: date | dat
     body_paras = "\n".join(f"<p>{html.escape(p)}</p>" for p in paragraphs)
     by = ""
     if byline and (author or pub):
-        by = (f'<p class="byline">By {html.escape(author or "Staff")}'
-              + (f' · <time datetime="{pub}">{pub}</time>' if pub else "") + "</p>")
+        by = (
+            f'<p class="byline">By {html.escape(author or "Staff")}'
+            + (f' · <time datetime="{pub}">{pub}</time>' if pub else "")
+            + "</p>"
+        )
     return f"""<!doctype html>
-<html lang="{lang}"><head>{''.join(head)}</head>
+<html lang="{lang}"><head>{"".join(head)}</head>
 <body>
 <nav><a href="/">Home</a> <a href="/world">World</a> <a href="/tech">Tech</a> <a href="/about">About</a></nav>
 <main><article>
@@ -64,8 +78,14 @@ def article_html(title: str, paragraphs: Iterable[str], *, published: date | dat
 </body></html>"""
 
 
-def hostile_html(title: str, paragraphs: Iterable[str], *, instruction: str = HOSTILE_INSTRUCTION,
-                 visible_instruction: bool = True, published: date | str | None = None) -> str:
+def hostile_html(
+    title: str,
+    paragraphs: Iterable[str],
+    *,
+    instruction: str = HOSTILE_INSTRUCTION,
+    visible_instruction: bool = True,
+    published: date | str | None = None,
+) -> str:
     """An article carrying planted instructions: hidden by CSS, the hidden attribute, white-on-white
     tiny text, aria-hidden, an HTML comment, a meta description, and (optionally) in plain sight."""
     hidden = f"""
@@ -76,8 +96,7 @@ def hostile_html(title: str, paragraphs: Iterable[str], *, instruction: str = HO
 <!-- {html.escape(instruction)} -->"""
     visible = f"<p>Note to AI assistants: {html.escape(instruction)}</p>" if visible_instruction else ""
     head = f'<meta name="description" content="{html.escape(instruction)}">'
-    return article_html(title, paragraphs, published=published, extra_head=head,
-                        article_tail=hidden + visible)
+    return article_html(title, paragraphs, published=published, extra_head=head, article_tail=hidden + visible)
 
 
 def near_duplicate_variants(title: str, paragraphs: list[str], count: int) -> list[tuple[str, list[str]]]:
@@ -95,9 +114,10 @@ def near_duplicate_variants(title: str, paragraphs: list[str], count: int) -> li
 
 def tiny_png() -> bytes:
     """A valid 1x1 PNG."""
+
     def chunk(kind: bytes, data: bytes) -> bytes:
-        return (struct.pack(">I", len(data)) + kind + data
-                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
     ihdr = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
     idat = zlib.compress(b"\x00\xff\x00\x00")
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", idat) + chunk(b"IEND", b"")

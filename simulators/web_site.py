@@ -1,4 +1,5 @@
 """One scripted site of the test web: its pages, robots.txt, and counters."""
+
 from __future__ import annotations
 
 import hashlib
@@ -49,17 +50,25 @@ class Site:
 
     # --- scripting -----------------------------------------------------------------------------
 
-    def add_page(self, path: str, body: str | bytes = b"", *, status: int = 200,
-                 content_type: str | None = None, headers: dict[str, str] | None = None,
-                 etag: str | None = None, last_modified: str | None = None,
-                 cache_control: str | None = None, delay_s: float = 0.0, **knobs) -> str:
+    def add_page(
+        self,
+        path: str,
+        body: str | bytes = b"",
+        *,
+        status: int = 200,
+        content_type: str | None = None,
+        headers: dict[str, str] | None = None,
+        etag: str | None = None,
+        last_modified: str | None = None,
+        cache_control: str | None = None,
+        delay_s: float = 0.0,
+        **knobs,
+    ) -> str:
         """Serve `body` at `path` (an exact "path?query" key wins over the bare path).
         Returns the page's URL."""
         raw = body.encode() if isinstance(body, str) else body
-        hdrs = {"content-type": content_type or (HTML if isinstance(body, str) else
-                                                 "application/octet-stream")}
-        for name, value in (("etag", etag), ("last-modified", last_modified),
-                            ("cache-control", cache_control)):
+        hdrs = {"content-type": content_type or (HTML if isinstance(body, str) else "application/octet-stream")}
+        for name, value in (("etag", etag), ("last-modified", last_modified), ("cache-control", cache_control)):
             if value is not None:
                 hdrs[name] = value
         hdrs.update({k.lower(): v for k, v in (headers or {}).items()})
@@ -67,25 +76,43 @@ class Site:
             self._pages[path] = Page(status, raw, hdrs, delay_s, **knobs)
         return self.url_for(path)
 
-    def add_article(self, path: str, title: str, paragraphs: Iterable[str], *,
-                    published: date | datetime | str | None = None,
-                    modified: date | datetime | str | None = None, author: str | None = None,
-                    jsonld: bool = True, meta: bool = True, byline: bool = False,
-                    conditional: bool = False, **page_kw) -> str:
+    def add_article(
+        self,
+        path: str,
+        title: str,
+        paragraphs: Iterable[str],
+        *,
+        published: date | datetime | str | None = None,
+        modified: date | datetime | str | None = None,
+        author: str | None = None,
+        jsonld: bool = True,
+        meta: bool = True,
+        byline: bool = False,
+        conditional: bool = False,
+        **page_kw,
+    ) -> str:
         """An article page; `conditional=True` adds a content-hash ETag (and answers 304)."""
-        body = article_html(title, paragraphs, published=published, modified=modified,
-                            author=author, jsonld=jsonld, meta=meta, byline=byline,
-                            site_name=self.name)
+        body = article_html(
+            title,
+            paragraphs,
+            published=published,
+            modified=modified,
+            author=author,
+            jsonld=jsonld,
+            meta=meta,
+            byline=byline,
+            site_name=self.name,
+        )
         if conditional and "etag" not in page_kw:
             page_kw["etag"] = '"' + hashlib.sha1(body.encode()).hexdigest()[:16] + '"'
         return self.add_page(path, body, **page_kw)
 
     def add_redirect(self, path: str, location: str, status: int = 301) -> str:
-        return self.add_page(path, f'<a href="{location}">moved</a>', status=status,
-                             headers={"location": location})
+        return self.add_page(path, f'<a href="{location}">moved</a>', status=status, headers={"location": location})
 
-    def add_redirect_chain(self, path: str, final: str, hops: int = 3, status: int = 302,
-                           absolute: bool = False) -> str:
+    def add_redirect_chain(
+        self, path: str, final: str, hops: int = 3, status: int = 302, absolute: bool = False
+    ) -> str:
         """path -> path/hop1 -> ... -> final; relative Location headers unless `absolute`."""
         steps = [path] + [f"{path.rstrip('/')}/hop{i}" for i in range(1, hops)]
         for i, step in enumerate(steps):
@@ -98,16 +125,23 @@ class Site:
     def add_slow(self, path: str, delay_s: float, body: str = "<p>slow page</p>") -> str:
         return self.add_page(path, body, delay_s=delay_s)
 
-    def add_trickle(self, path: str, body: str | bytes = "<html><body><p>trickle</p></body></html>",
-                    interval_ms: float = 100, chunk: int = 1) -> str:
+    def add_trickle(
+        self,
+        path: str,
+        body: str | bytes = "<html><body><p>trickle</p></body></html>",
+        interval_ms: float = 100,
+        chunk: int = 1,
+    ) -> str:
         return self.add_page(path, body, trickle_interval_s=interval_ms / 1000, trickle_chunk=chunk)
 
     def add_gzip_bomb(self, path: str, decompressed_bytes: int = 20_000_000) -> str:
-        return self.add_page(path, gzip_bomb(decompressed_bytes), content_type=HTML,
-                             headers={"content-encoding": "gzip"})
+        return self.add_page(
+            path, gzip_bomb(decompressed_bytes), content_type=HTML, headers={"content-encoding": "gzip"}
+        )
 
-    def add_length_lie(self, path: str, claimed: int = 10_000_000_000,
-                       sent: bytes = b"<html><body><p>short</p>") -> str:
+    def add_length_lie(
+        self, path: str, claimed: int = 10_000_000_000, sent: bytes = b"<html><body><p>short</p>"
+    ) -> str:
         """Declares `claimed` bytes in Content-Length, sends `sent`, then drops the connection."""
         return self.add_page(path, sent, content_type=HTML, declared_length=claimed)
 
@@ -118,15 +152,26 @@ class Site:
     def add_binary(self, path: str, body: bytes | None = None, content_type: str = "image/png") -> str:
         return self.add_page(path, tiny_png() if body is None else body, content_type=content_type)
 
-    def add_hostile(self, path: str, title: str, paragraphs: Iterable[str], *,
-                    instruction: str = HOSTILE_INSTRUCTION, visible_instruction: bool = True,
-                    published: date | str | None = None, **page_kw) -> str:
-        return self.add_page(path, hostile_html(title, paragraphs, instruction=instruction,
-                                                visible_instruction=visible_instruction,
-                                                published=published), **page_kw)
+    def add_hostile(
+        self,
+        path: str,
+        title: str,
+        paragraphs: Iterable[str],
+        *,
+        instruction: str = HOSTILE_INSTRUCTION,
+        visible_instruction: bool = True,
+        published: date | str | None = None,
+        **page_kw,
+    ) -> str:
+        return self.add_page(
+            path,
+            hostile_html(
+                title, paragraphs, instruction=instruction, visible_instruction=visible_instruction, published=published
+            ),
+            **page_kw,
+        )
 
-    def add_near_duplicates(self, paths: list[str], title: str, paragraphs: list[str],
-                            **article_kw) -> list[str]:
+    def add_near_duplicates(self, paths: list[str], title: str, paragraphs: list[str], **article_kw) -> list[str]:
         """Near-duplicate copies of one story at `paths` on this site (use the module-level
         helper in several sites' loops for cross-site copies)."""
         variants = near_duplicate_variants(title, paragraphs, len(paths))
@@ -166,8 +211,9 @@ class Site:
             return self._not_modified.get(path, 0)
 
 
-def add_near_duplicates_across(sites: list[Site], path: str, title: str, paragraphs: list[str],
-                               **article_kw) -> list[str]:
+def add_near_duplicates_across(
+    sites: list[Site], path: str, title: str, paragraphs: list[str], **article_kw
+) -> list[str]:
     """One story syndicated across several sites (one near-duplicate copy each)."""
     variants = near_duplicate_variants(title, paragraphs, len(sites))
     return [s.add_article(path, t, paras, **article_kw) for s, (t, paras) in zip(sites, variants)]

@@ -1,5 +1,6 @@
 """Top-level fixtures: real local upstreams (started once per session, reset per test), Redis,
 and a factory that runs the real service. The servers live in simulators/ (see its README)."""
+
 from __future__ import annotations
 
 import os
@@ -25,6 +26,7 @@ from simulators import (  # noqa: E402
 from simulators.search_apis import BraveServer, SerperServer, TavilyServer  # noqa: E402
 
 # --- upstream servers: one per session, fresh script state per test ---------------------------
+
 
 def upstream(server_cls, name: str):
     """A session-scoped server (started once) and a per-test fixture `name` that resets it."""
@@ -55,6 +57,7 @@ _serper_session, serper = upstream(SerperServer, "serper")
 
 # --- Redis ---------------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="session")
 def _redis_for_tests():
     try:
@@ -77,6 +80,7 @@ def redis_url(_redis_for_tests: RedisForTests) -> str:
 
 
 # --- the service under test ----------------------------------------------------------------------
+
 
 @pytest.fixture
 def service_factory():

@@ -1,5 +1,6 @@
 """Chat serving: one chat request → one pipeline run (through the answer cache and single flight)
 → a JSON body or an SSE stream."""
+
 from __future__ import annotations
 
 import time
@@ -40,20 +41,32 @@ class ChatStream:
     headers: dict[str, str]
 
 
-async def serve_chat(req: ChatCompletionRequest, state: ServiceState, request_id: str, route: str) -> ChatResult | ChatStream:
+async def serve_chat(
+    req: ChatCompletionRequest, state: ServiceState, request_id: str, route: str
+) -> ChatResult | ChatStream:
     settings = state.settings
     options = Options.resolve(
-        req.grounding, settings, temperature=req.temperature, top_p=req.top_p, seed=req.seed,
-        stop=[req.stop] if isinstance(req.stop, str) else req.stop, max_tokens=req.max_completion_tokens or req.max_tokens)
+        req.grounding,
+        settings,
+        temperature=req.temperature,
+        top_p=req.top_p,
+        seed=req.seed,
+        stop=[req.stop] if isinstance(req.stop, str) else req.stop,
+        max_tokens=req.max_completion_tokens or req.max_tokens,
+    )
     ctx = new_context(request_id, options, settings, state.tokens)
-    ctx.ignored_params = sorted(set(req.ignored_extras()) | {p for p in IGNORABLE_PARAMS if p in (req.model_extra or {})})
+    ctx.ignored_params = sorted(
+        set(req.ignored_extras()) | {p for p in IGNORABLE_PARAMS if p in (req.model_extra or {})}
+    )
     turns = [(m.role, m.text()) for m in req.messages if m.role in ("user", "assistant", "system", "developer")]
     model = req.model or settings.public_model_name
 
     async def answer() -> tuple[dict[str, Any], dict[str, str]]:
         result = await run_pipeline(turns, ctx, state)
         if result.composer.startswith("extractive"):
-            ctx.ignored_params = sorted(set(ctx.ignored_params) | {p for p in SAMPLING_PARAMS if getattr(req, p) is not None})
+            ctx.ignored_params = sorted(
+                set(ctx.ignored_params) | {p for p in SAMPLING_PARAMS if getattr(req, p) is not None}
+            )
         body = build_body(result, model, request_id)
         await state.cache.set(f"trace:{request_id}", orjson.dumps(build_trace(result, body)), settings.trace_ttl_s)
         return body, _versions(result)
@@ -72,9 +85,13 @@ async def serve_chat(req: ChatCompletionRequest, state: ServiceState, request_id
     return ChatResult(body, headers)
 
 
-async def _answer_with_cache(answer: Callable[[], Awaitable[tuple[dict[str, Any], dict[str, str]]]],
-                             turns: list[tuple[str, str]], ctx: RunContext, state: ServiceState,
-                             request_id: str) -> dict[str, Any]:
+async def _answer_with_cache(
+    answer: Callable[[], Awaitable[tuple[dict[str, Any], dict[str, str]]]],
+    turns: list[tuple[str, str]],
+    ctx: RunContext,
+    state: ServiceState,
+    request_id: str,
+) -> dict[str, Any]:
     """Serve from the answer cache when the freshness class allows and the evidence is unchanged;
     concurrent identical questions run the pipeline once."""
     opts, settings = ctx.options, state.settings
@@ -91,9 +108,16 @@ async def _answer_with_cache(answer: Callable[[], Awaitable[tuple[dict[str, Any]
             await link_trace(entry[0]["grounding"]["request_id"], request_id, state)
             return answer_cache.restamp(entry[0], request_id=request_id, created=created, how="hit")
     (body, versions), how = await state.flights.cached(
-        key, state.cache, layer="answer", compute=answer, read=False, wait_s=ctx.remaining(),
+        key,
+        state.cache,
+        layer="answer",
+        compute=answer,
+        read=False,
+        wait_s=ctx.remaining(),
         encode=lambda v: answer_cache.encode_answer(*v) if v[0]["grounding"]["status"] == "grounded" else None,
-        decode=answer_cache.decode_answer, ttl_s=settings.search_cache_ttl(window))
+        decode=answer_cache.decode_answer,
+        ttl_s=settings.search_cache_ttl(window),
+    )
     if how == "coalesced":
         await link_trace(body["grounding"]["request_id"], request_id, state)
         return answer_cache.restamp(body, request_id=request_id, created=created, how="coalesced")

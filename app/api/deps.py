@@ -1,4 +1,5 @@
 """Small dependencies: the lifespan's state, auth, request id."""
+
 from __future__ import annotations
 
 import secrets

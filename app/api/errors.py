@@ -1,4 +1,5 @@
 """The one error handler: every error leaves in OpenAI's shape, never with a stack trace."""
+
 from __future__ import annotations
 
 import logging
@@ -59,5 +60,6 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
         log.exception("unhandled error")
-        return _response(GroundingError("internal error; the request id in X-Request-Id identifies it in the logs"),
-                         request)
+        return _response(
+            GroundingError("internal error; the request id in X-Request-Id identifies it in the logs"), request
+        )

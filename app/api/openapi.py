@@ -1,4 +1,5 @@
 """The OpenAPI document, with the chat request schema the answer routes parse themselves."""
+
 from __future__ import annotations
 
 from typing import Any, Literal

@@ -3,6 +3,7 @@
 Validation errors here become 400s in OpenAI's error shape (see app/api/errors.py). Imports no
 provider and no stage.
 """
+
 from __future__ import annotations
 
 from typing import Any, Literal
@@ -14,9 +15,22 @@ from app.domain.types import AbstentionReason, FetchReason, GroundingStatus
 # Parameters accepted from the OpenAI body that this service cannot apply: ignored, and named in
 # grounding.ignored_params so the caller knows.
 IGNORABLE_PARAMS = (
-    "frequency_penalty", "presence_penalty", "logit_bias", "logprobs", "top_logprobs",
-    "parallel_tool_calls", "service_tier", "store", "reasoning_effort", "modalities", "prediction",
-    "audio", "web_search_options", "prompt_cache_key", "safety_identifier", "verbosity",
+    "frequency_penalty",
+    "presence_penalty",
+    "logit_bias",
+    "logprobs",
+    "top_logprobs",
+    "parallel_tool_calls",
+    "service_tier",
+    "store",
+    "reasoning_effort",
+    "modalities",
+    "prediction",
+    "audio",
+    "web_search_options",
+    "prompt_cache_key",
+    "safety_identifier",
+    "verbosity",
 )
 _ALLOWED_PART_TYPES = ("text", "input_text")
 _ROLES = ("system", "developer", "user", "assistant")
@@ -59,30 +73,53 @@ class GroundingOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     mode: Literal["auto", "always", "never"] = Field(
-        "auto", description="auto: the router decides whether to search; always / never override.")
+        "auto", description="auto: the router decides whether to search; always / never override."
+    )
     freshness_days: int | None = Field(
-        None, ge=1, le=3650, description="Evidence age window in days (1-3650). Default: from the planner "
-        "(short for time-sensitive questions), else GA_DEFAULT_FRESHNESS_DAYS.")
+        None,
+        ge=1,
+        le=3650,
+        description="Evidence age window in days (1-3650). Default: from the planner "
+        "(short for time-sensitive questions), else GA_DEFAULT_FRESHNESS_DAYS.",
+    )
     include_domains: list[str] = Field(
-        default_factory=list, max_length=50, description="Only these domains (and subdomains). Default: any.")
+        default_factory=list, max_length=50, description="Only these domains (and subdomains). Default: any."
+    )
     exclude_domains: list[str] = Field(
-        default_factory=list, max_length=50, description="Never these domains (and subdomains).")
+        default_factory=list, max_length=50, description="Never these domains (and subdomains)."
+    )
     primary_domains: list[str] = Field(
-        default_factory=list, max_length=50, description="Official sources for the subject; boosted and "
-        "required when require_primary. Default: GA_PRIMARY_DOMAINS.")
+        default_factory=list,
+        max_length=50,
+        description="Official sources for the subject; boosted and "
+        "required when require_primary. Default: GA_PRIMARY_DOMAINS.",
+    )
     max_queries: int | None = Field(None, ge=1, le=4, description="Search queries planned (1-4). Default 3.")
     max_results: int | None = Field(None, ge=1, le=50, description="Results asked per query (1-50). Default 8.")
     max_fetches: int | None = Field(None, ge=0, le=20, description="Pages fetched (0-20). Default 6.")
-    max_evidence: int | None = Field(None, ge=1, le=30, description="Most evidence spans shown to the composer (1-30); the token budget packs them. Default 20.")
-    token_budget: int | None = Field(None, ge=256, le=32000, description="Token budget of the evidence block (256-32000). Default 3000.")
-    min_sources: int | None = Field(None, ge=1, le=10, description="Independent registrable domains required (1-10). Default 2.")
+    max_evidence: int | None = Field(
+        None,
+        ge=1,
+        le=30,
+        description="Most evidence spans shown to the composer (1-30); the token budget packs them. Default 20.",
+    )
+    token_budget: int | None = Field(
+        None, ge=256, le=32000, description="Token budget of the evidence block (256-32000). Default 3000."
+    )
+    min_sources: int | None = Field(
+        None, ge=1, le=10, description="Independent registrable domains required (1-10). Default 2."
+    )
     require_primary: bool = Field(False, description="Abstain unless a primary source is among the evidence.")
     verification: Literal["drop", "flag", "off"] = Field(
-        "drop", description="Unsupported sentences: drop them, flag them in grounding.claims, or skip checking.")
+        "drop", description="Unsupported sentences: drop them, flag them in grounding.claims, or skip checking."
+    )
     on_conflict: Literal["surface", "prefer", "abstain"] = Field(
-        "surface", description="When sources disagree: state both, prefer the authoritative/recent one, or abstain.")
+        "surface", description="When sources disagree: state both, prefer the authoritative/recent one, or abstain."
+    )
     cache: Literal["use", "bypass", "refresh"] = Field("use", description="Cache policy for this request.")
-    deadline_ms: int | None = Field(None, ge=500, le=120_000, description="Whole-request deadline (500-120000 ms). Default GA_DEADLINE_MS.")
+    deadline_ms: int | None = Field(
+        None, ge=500, le=120_000, description="Whole-request deadline (500-120000 ms). Default GA_DEADLINE_MS."
+    )
     max_cost_usd: float | None = Field(None, ge=0, description="Stop before spending more than this (USD).")
     max_searches: int | None = Field(None, ge=0, le=40, description="Stop before more search calls than this.")
 
@@ -131,13 +168,17 @@ class ChatCompletionRequest(BaseModel):
             raise InvalidRequest("only response_format {'type': 'text'} is supported", param="response_format")
         for i, msg in enumerate(self.messages):
             if msg.role not in _ROLES:
-                raise InvalidRequest(f"messages[{i}].role {msg.role!r} is not supported; use one of "
-                                     f"{', '.join(_ROLES)}", param=f"messages[{i}].role")
+                raise InvalidRequest(
+                    f"messages[{i}].role {msg.role!r} is not supported; use one of {', '.join(_ROLES)}",
+                    param=f"messages[{i}].role",
+                )
             if isinstance(msg.content, list):
                 for j, part in enumerate(msg.content):
                     if part.type not in _ALLOWED_PART_TYPES:
-                        raise InvalidRequest(f"content part type {part.type!r} is not supported; only text",
-                                             param=f"messages[{i}].content[{j}]")
+                        raise InvalidRequest(
+                            f"content part type {part.type!r} is not supported; only text",
+                            param=f"messages[{i}].content[{j}]",
+                        )
                     if part.text is None:
                         raise InvalidRequest("a text content part needs 'text'", param=f"messages[{i}].content[{j}]")
         users = [m for m in self.messages if m.role == "user"]

@@ -1,4 +1,5 @@
 """Server-sent events for `stream: true`: chat.completion.chunk events, then `[DONE]`."""
+
 from __future__ import annotations
 
 import re
@@ -17,14 +18,25 @@ async def stream_chunks(body: dict[str, Any], include_usage: bool) -> AsyncItera
         return b"data: " + orjson.dumps(payload) + b"\n\n"
 
     message = body["choices"][0]["message"]
-    yield event({**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]})
+    yield event(
+        {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}
+    )
     content = message["content"]
     pieces = _pieces(content)
     for piece in pieces:
         yield event({**base, "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]})
-    final = {**base, "choices": [{"index": 0, "delta": {"annotations": message["annotations"]} if message["annotations"] else {},
-                                  "finish_reason": body["choices"][0]["finish_reason"]}],
-             "citations": body["citations"], "grounding": body["grounding"]}
+    final = {
+        **base,
+        "choices": [
+            {
+                "index": 0,
+                "delta": {"annotations": message["annotations"]} if message["annotations"] else {},
+                "finish_reason": body["choices"][0]["finish_reason"],
+            }
+        ],
+        "citations": body["citations"],
+        "grounding": body["grounding"],
+    }
     yield event(final)
     if include_usage:
         yield event({**base, "choices": [], "usage": body["usage"]})

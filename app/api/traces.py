@@ -1,5 +1,6 @@
 """Request traces: stored per request id for the trace TTL; a cached answer's trace points at the
 run that produced it."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -4,6 +4,7 @@ Keyed by the normalised conversation and the options that change an answer; an e
 the versions (content hashes) of the pages its evidence came from, and is served only while the page
 cache still holds those same versions — a page that changed invalidates every answer built on it.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -13,17 +14,37 @@ import orjson
 from app.cache.page_cache import version_key
 
 # Options that cannot change an answer stay out of the key (cache policy, deadline, budgets).
-_KEY_OPTIONS = ("mode", "freshness_days", "include_domains", "exclude_domains", "primary_domains", "max_queries",
-                "max_results", "max_fetches", "max_evidence", "token_budget", "min_sources", "require_primary",
-                "verification", "on_conflict", "temperature", "top_p", "seed", "stop", "max_tokens")
+_KEY_OPTIONS = (
+    "mode",
+    "freshness_days",
+    "include_domains",
+    "exclude_domains",
+    "primary_domains",
+    "max_queries",
+    "max_results",
+    "max_fetches",
+    "max_evidence",
+    "token_budget",
+    "min_sources",
+    "require_primary",
+    "verification",
+    "on_conflict",
+    "temperature",
+    "top_p",
+    "seed",
+    "stop",
+    "max_tokens",
+)
 MIN_CACHEABLE_FRESHNESS_DAYS = 3  # live data (prices, status: a window of 1-2 days) is never served from cache
 
 
 def answer_key(turns: list[tuple[str, str]], options, settings) -> str:
     convo = [(r, " ".join(t.lower().split())) for r, t in turns]
     opts = {k: getattr(options, k) for k in _KEY_OPTIONS}
-    material = orjson.dumps([convo, opts, settings.composer_model if settings.llm_enabled else "extractive",
-                             settings.search_providers], option=orjson.OPT_SORT_KEYS)
+    material = orjson.dumps(
+        [convo, opts, settings.composer_model if settings.llm_enabled else "extractive", settings.search_providers],
+        option=orjson.OPT_SORT_KEYS,
+    )
     return "answer:" + hashlib.sha256(material).hexdigest()
 
 
@@ -59,7 +80,16 @@ def restamp(body: dict, *, request_id: str, created: int, how: str) -> dict:
     g = dict(body["grounding"])
     out = {**body, "id": "chatcmpl-" + request_id.removeprefix("req_"), "created": created, "grounding": g}
     g["request_id"] = request_id
-    g["cost"] = {"usd": 0.0, "tokens": {}, "prompt_tokens": 0, "completion_tokens": 0, "search_calls": 0,
-                 "fetches": 0, "by_stage_usd": {}, "cached": True, "original_usd": g["cost"].get("usd", 0.0)}
+    g["cost"] = {
+        "usd": 0.0,
+        "tokens": {},
+        "prompt_tokens": 0,
+        "completion_tokens": 0,
+        "search_calls": 0,
+        "fetches": 0,
+        "by_stage_usd": {},
+        "cached": True,
+        "original_usd": g["cost"].get("usd", 0.0),
+    }
     g["cache"] = {"answer": how}
     return out

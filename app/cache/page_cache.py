@@ -4,6 +4,7 @@ An entry is served as is until `fresh_until`; after that it is revalidated with 
 and a 304 costs neither a download nor a re-extraction. Entries live longer than their freshness
 (REVALIDATE_WINDOW_S) so there is something to revalidate.
 """
+
 from __future__ import annotations
 
 import time
@@ -55,14 +56,25 @@ async def store_entry(cache, url: str, entry: PageEntry) -> None:
 
 def encode_entry(entry: PageEntry) -> bytes | None:
     d = entry.doc
-    raw = orjson.dumps({
-        "url": d.url, "title": d.title, "domain": d.domain, "hash": d.content_hash, "density": d.density,
-        "blocks": [[b.kind, b.text, b.level] for b in d.blocks],
-        "dates": [d.dates.published.isoformat() if d.dates.published else None,
-                  d.dates.modified.isoformat() if d.dates.modified else None, d.dates.source],
-        "fetched_at": d.fetched_at.isoformat() if d.fetched_at else None,
-        "etag": entry.etag, "last_modified": entry.last_modified, "fresh_until": entry.fresh_until,
-    })
+    raw = orjson.dumps(
+        {
+            "url": d.url,
+            "title": d.title,
+            "domain": d.domain,
+            "hash": d.content_hash,
+            "density": d.density,
+            "blocks": [[b.kind, b.text, b.level] for b in d.blocks],
+            "dates": [
+                d.dates.published.isoformat() if d.dates.published else None,
+                d.dates.modified.isoformat() if d.dates.modified else None,
+                d.dates.source,
+            ],
+            "fetched_at": d.fetched_at.isoformat() if d.fetched_at else None,
+            "etag": entry.etag,
+            "last_modified": entry.last_modified,
+            "fresh_until": entry.fresh_until,
+        }
+    )
     if len(raw) > COMPRESS_OVER:
         raw = b"z" + zlib.compress(raw, 3)
     else:
@@ -75,11 +87,16 @@ def decode_entry(raw: bytes) -> PageEntry | None:
         data = orjson.loads(zlib.decompress(raw[1:]) if raw[:1] == b"z" else raw[1:])
         pub, mod, source = data["dates"]
         doc = Document(
-            url=data["url"], title=data["title"], domain=data["domain"],
+            url=data["url"],
+            title=data["title"],
+            domain=data["domain"],
             blocks=[TextBlock(k, t, lvl) for k, t, lvl in data["blocks"]],
             dates=PageDates(date.fromisoformat(pub) if pub else None, date.fromisoformat(mod) if mod else None, source),
             fetched_at=datetime.fromisoformat(data["fetched_at"]) if data["fetched_at"] else None,
-            content_hash=data["hash"], rank=0, density=data["density"])
+            content_hash=data["hash"],
+            rank=0,
+            density=data["density"],
+        )
         return PageEntry(doc, data["etag"], data["last_modified"], data["fresh_until"])
     except Exception:  # a corrupt or foreign entry is a miss
         return None

@@ -5,6 +5,7 @@ lock in the shared cache (SET NX with a TTL); a replica that finds the lock take
 for the leader's result until the lock's TTL would have run out, then does the work itself — a
 crashed leader costs a wait, never a failure.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -24,9 +25,19 @@ class SingleFlight:
     def __init__(self) -> None:
         self._inflight: dict[str, asyncio.Future] = {}
 
-    async def cached(self, key: str, cache, *, layer: str, compute: Callable[[], Awaitable[T]],
-                     encode: Callable[[T], bytes | None], decode: Callable[[bytes], T | None],
-                     ttl_s: int, read: bool = True, wait_s: float | None = None) -> tuple[T, str]:
+    async def cached(
+        self,
+        key: str,
+        cache,
+        *,
+        layer: str,
+        compute: Callable[[], Awaitable[T]],
+        encode: Callable[[T], bytes | None],
+        decode: Callable[[bytes], T | None],
+        ttl_s: int,
+        read: bool = True,
+        wait_s: float | None = None,
+    ) -> tuple[T, str]:
         """Return (value, cache outcome) where outcome is hit | miss | coalesced."""
         if read:
             raw = await cache.get(key)

@@ -3,6 +3,7 @@
 Internal data are plain dataclasses (cheap to build on the hot path); the wire protocol lives in
 app/api/protocol.py and is built from these at the edge.
 """
+
 from __future__ import annotations
 
 import enum

@@ -1,4 +1,5 @@
 """Turning fetched bytes into text blocks and dates: HTML main content, PDF text, page dates."""
+
 from app.extract.dates import find_page_dates
 from app.extract.html import Extraction, extract_html
 from app.extract.pdf import extract_pdf

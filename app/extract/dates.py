@@ -17,6 +17,7 @@ MediaWiki page is dated by its latest revision; in a byline, "Published" beats "
 modified date when nothing better is known, and used as the published date only as a last resort
 before text scanning (a page served unchanged since then was published on or before that day).
 """
+
 from __future__ import annotations
 
 import json
@@ -36,16 +37,42 @@ from app.extract.date_parse import (
 )
 
 PUBLISHED_META = (
-    "article:published_time", "og:published_time", "og:article:published_time", "datepublished",
-    "article.published", "published_time", "publish_date", "publish-date", "publishdate", "pubdate",
-    "parsely-pub-date", "sailthru.date", "dc.date.issued", "dcterms.issued", "dc.date", "dcterms.date",
-    "dc.date.created", "dcterms.created", "date", "citation_publication_date", "citation_date",
-    "article_date_original", "original-publish-date", "cxenseparse:recs:publishtime", "datecreated",
+    "article:published_time",
+    "og:published_time",
+    "og:article:published_time",
+    "datepublished",
+    "article.published",
+    "published_time",
+    "publish_date",
+    "publish-date",
+    "publishdate",
+    "pubdate",
+    "parsely-pub-date",
+    "sailthru.date",
+    "dc.date.issued",
+    "dcterms.issued",
+    "dc.date",
+    "dcterms.date",
+    "dc.date.created",
+    "dcterms.created",
+    "date",
+    "citation_publication_date",
+    "citation_date",
+    "article_date_original",
+    "original-publish-date",
+    "cxenseparse:recs:publishtime",
+    "datecreated",
     "og:updated_time",
 )
 MODIFIED_META = (
-    "article:modified_time", "og:updated_time", "datemodified", "last-modified", "dcterms.modified",
-    "dc.date.modified", "article.updated", "sailthru.lastmodified",
+    "article:modified_time",
+    "og:updated_time",
+    "datemodified",
+    "last-modified",
+    "dcterms.modified",
+    "dc.date.modified",
+    "article.updated",
+    "sailthru.lastmodified",
 )
 _LD_ARTICLE_TYPES = re.compile(r"article|posting|report|news|blog|webpage|video|creativework", re.I)
 _LD_FIELD_RE = re.compile(r'"(datePublished|dateModified|dateCreated|uploadDate)"\s*:\s*"([^"]{6,40})"')
@@ -57,8 +84,13 @@ _COPYRIGHT_RE = re.compile(r"©|&copy;|\(c\)|copyright|all rights reserved", re.
 _TEXT_SCAN_CHARS = 2500
 
 
-def find_page_dates(html: str | bytes, url: str | None = None, headers: dict[str, str] | None = None,
-                    *, parser: LexborHTMLParser | None = None) -> PageDates:
+def find_page_dates(
+    html: str | bytes,
+    url: str | None = None,
+    headers: dict[str, str] | None = None,
+    *,
+    parser: LexborHTMLParser | None = None,
+) -> PageDates:
     """`parser`: the page already parsed (the service parses once for dates and main text; dates
     must run first, extraction prunes the tree). `html` then only feeds the last-resort fallback."""
     if parser is None:
@@ -236,9 +268,7 @@ def _byline_date(parser: LexborHTMLParser) -> date | None:
 
 
 _UPDATED_RE = re.compile(r"\b(?:updated|modified|edited|aktualisiert|mis à jour|actualizado|atualizado)\b", re.I)
-_PUBLISHED_RE = re.compile(
-    r"\b(?:published|posted|created|first published|publié|publicado|veröffentlicht)\b", re.I
-)
+_PUBLISHED_RE = re.compile(r"\b(?:published|posted|created|first published|publié|publicado|veröffentlicht)\b", re.I)
 
 
 def _published_in_line(text: str) -> date | None:
@@ -246,7 +276,7 @@ def _published_in_line(text: str) -> date | None:
     if updated := _UPDATED_RE.search(text):
         m = _PUBLISHED_RE.search(text)
         if m:
-            found = parse_date(text[m.end():])
+            found = parse_date(text[m.end() :])
             if found:
                 return found
         # only an update date is given: it is not the publication date

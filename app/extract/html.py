@@ -10,6 +10,7 @@ How it works (details in docs/EXTRACTION.md):
 4. density = kept chars / visible chars; a page with too little kept text, or whose kept text
    is a cookie / paywall / enable-JavaScript notice, is flagged as an empty shell.
 """
+
 from __future__ import annotations
 
 import re
@@ -68,8 +69,9 @@ def extract_html(html: str | bytes, url: str | None = None, *, parser: LexborHTM
     text_blocks = drop_title_repeat(text_blocks, title)
     main_chars = sum(len(b.text) for b in text_blocks)
     density = min(1.0, main_chars / tree.all_chars) if tree.all_chars else 0.0
-    return Extraction(title=title, blocks=text_blocks, density=density,
-                      is_shell=looks_like_shell(text_blocks, main_chars))
+    return Extraction(
+        title=title, blocks=text_blocks, density=density, is_shell=looks_like_shell(text_blocks, main_chars)
+    )
 
 
 def page_title(parser: LexborHTMLParser) -> str:

@@ -7,6 +7,7 @@ paragraphs. Link text is counted per block for link density. Scripts, styles, fo
 hidden elements (``hidden``, ``aria-hidden="true"``, inline ``display:none`` / ``visibility:hidden``)
 are skipped; comments never reach the text.
 """
+
 from __future__ import annotations
 
 import re
@@ -15,20 +16,93 @@ from functools import lru_cache
 
 from selectolax.lexbor import LexborNode
 
-SKIP_TAGS = frozenset({
-    "script", "style", "noscript", "template", "svg", "math", "iframe", "object", "embed", "canvas",
-    "button", "select", "option", "input", "textarea", "label", "head", "title", "meta", "link",
-    "audio", "video", "source", "picture", "img", "map", "dialog", "nav",
-})
-BLOCK_TAGS = frozenset({
-    "p", "div", "section", "article", "main", "header", "footer", "aside", "h1", "h2", "h3", "h4",
-    "h5", "h6", "li", "ul", "ol", "dl", "dt", "dd", "pre", "blockquote", "table", "tbody", "thead",
-    "tfoot", "tr", "caption", "figure", "figcaption", "address", "hr", "form", "fieldset",
-    "details", "summary", "center", "body", "html",
-})
+SKIP_TAGS = frozenset(
+    {
+        "script",
+        "style",
+        "noscript",
+        "template",
+        "svg",
+        "math",
+        "iframe",
+        "object",
+        "embed",
+        "canvas",
+        "button",
+        "select",
+        "option",
+        "input",
+        "textarea",
+        "label",
+        "head",
+        "title",
+        "meta",
+        "link",
+        "audio",
+        "video",
+        "source",
+        "picture",
+        "img",
+        "map",
+        "dialog",
+        "nav",
+    }
+)
+BLOCK_TAGS = frozenset(
+    {
+        "p",
+        "div",
+        "section",
+        "article",
+        "main",
+        "header",
+        "footer",
+        "aside",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "li",
+        "ul",
+        "ol",
+        "dl",
+        "dt",
+        "dd",
+        "pre",
+        "blockquote",
+        "table",
+        "tbody",
+        "thead",
+        "tfoot",
+        "tr",
+        "caption",
+        "figure",
+        "figcaption",
+        "address",
+        "hr",
+        "form",
+        "fieldset",
+        "details",
+        "summary",
+        "center",
+        "body",
+        "html",
+    }
+)
 KIND_BY_TAG = {
-    "h1": "heading", "h2": "heading", "h3": "heading", "h4": "heading", "h5": "heading",
-    "h6": "heading", "li": "list", "dt": "list", "dd": "list", "pre": "pre", "tr": "table",
+    "h1": "heading",
+    "h2": "heading",
+    "h3": "heading",
+    "h4": "heading",
+    "h5": "heading",
+    "h6": "heading",
+    "li": "list",
+    "dt": "list",
+    "dd": "list",
+    "pre": "pre",
+    "tr": "table",
     "caption": "table",
 }
 LEAF_TAGS = frozenset({"p", "span", "a", "li", "h1", "h2", "h3", "h4", "h5", "h6", "em", "strong", "b", "i"})
@@ -54,9 +128,7 @@ _STRONG_NEGATIVE_RE = re.compile(
     r"comment|disqus|related|sidebar|share|sharing|newsletter|outbrain|taboola|recommend"
     r"|respond|reply|trending|popular|most-read|mostread|read-next|more-stories"
 )
-_POSITIVE_RE = re.compile(
-    r"article|content|entry|post|story|body|main|text|blog|prose|rich-?text|paragraph"
-)
+_POSITIVE_RE = re.compile(r"article|content|entry|post|story|body|main|text|blog|prose|rich-?text|paragraph")
 _HIDDEN_STYLE_RE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 
 

@@ -4,6 +4,7 @@ Bylines, datelines, photo credits, copyright and sign-up prompts; headings that 
 *other* content ("Most popular", "Related"); the page title repeated at the top of the article.
 All general: no site names, no page ids.
 """
+
 from __future__ import annotations
 
 import re
@@ -81,6 +82,6 @@ def drop_title_repeat(blocks: list[TextBlock], title: str) -> list[TextBlock]:
     for i, b in enumerate(out[:TITLE_LOOKAHEAD]):
         if b.kind == "heading" and (b.level == 1 or (low and b.text.lower() in low)):
             if all(len(x.text) <= KICKER_MAX_CHARS for x in out[:i]):
-                return out[i + 1:]
-            return out[:i] + out[i + 1:]
+                return out[i + 1 :]
+            return out[:i] + out[i + 1 :]
     return out

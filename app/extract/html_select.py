@@ -10,6 +10,7 @@
 4. Inside, blocks are dropped when link-heavy, furniture, under a negative element, inside a
    container that is mostly links (teaser grids), or after an "other content" heading.
 """
+
 from __future__ import annotations
 
 from app.extract.html_blocks import PageTree, RawBlock

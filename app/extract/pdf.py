@@ -1,4 +1,5 @@
 """Text of a PDF (pypdf): each page's text split into paragraph blocks, bounded in pages."""
+
 from __future__ import annotations
 
 import io
@@ -42,5 +43,4 @@ def extract_pdf(data: bytes, max_pages: int = 30) -> Extraction:
     chars = sum(len(b.text) for b in blocks)
     if not title and blocks:
         title = blocks[0].text[:200]
-    return Extraction(title=title, blocks=blocks, density=1.0 if blocks else 0.0,
-                      is_shell=chars < MIN_MAIN_CHARS)
+    return Extraction(title=title, blocks=blocks, density=1.0 if blocks else 0.0, is_shell=chars < MIN_MAIN_CHARS)

@@ -1,4 +1,5 @@
 """Text normalisation shared by the extractors: invisible characters, whitespace, content hash."""
+
 from __future__ import annotations
 
 import hashlib

@@ -4,6 +4,7 @@ A page URL comes from a search engine or a web page, i.e. from strangers. Before
 host is turned into addresses and every address must be public. The tables below are explicit rather
 than relying only on `ipaddress.is_global`, whose IPv6 tables changed between Python patch releases.
 """
+
 from __future__ import annotations
 
 import ipaddress

@@ -4,6 +4,7 @@ httpx's own decoders inflate a whole network chunk at once, so one 64 KB chunk o
 become ~64 MB in memory before any byte cap is checked. This decoder inflates in pieces of at most
 `piece` bytes, so memory stays bounded by the piece size whatever the compression ratio.
 """
+
 from __future__ import annotations
 
 import zlib
@@ -12,10 +13,27 @@ from collections.abc import Iterable, Iterator
 ALLOWED_TYPES = frozenset({"text/html", "application/xhtml+xml", "text/plain", "application/pdf"})
 SNIFF_BYTES = 512
 
-_HTML_STARTS = (b"<!doctype html", b"<html", b"<head", b"<body", b"<title", b"<!--", b"<script",
-                b"<meta", b"<div", b"<p", b"<h1", b"<table", b"<a ", b"<br", b"<iframe", b"<style")
-_BINARY_BYTES = frozenset(range(0x09)) | {0x0B, 0x0E, 0x0F} | frozenset(range(0x10, 0x1B)) \
-    | frozenset(range(0x1C, 0x20))
+_HTML_STARTS = (
+    b"<!doctype html",
+    b"<html",
+    b"<head",
+    b"<body",
+    b"<title",
+    b"<!--",
+    b"<script",
+    b"<meta",
+    b"<div",
+    b"<p",
+    b"<h1",
+    b"<table",
+    b"<a ",
+    b"<br",
+    b"<iframe",
+    b"<style",
+)
+_BINARY_BYTES = (
+    frozenset(range(0x09)) | {0x0B, 0x0E, 0x0F} | frozenset(range(0x10, 0x1B)) | frozenset(range(0x1C, 0x20))
+)
 
 
 class UnsupportedEncoding(ValueError):
@@ -66,7 +84,7 @@ class _Inflater:
         except zlib.error as exc:
             raise BadEncoding(str(exc)) from exc
         for i in range(0, len(tail), self._piece):
-            yield tail[i:i + self._piece]
+            yield tail[i : i + self._piece]
 
 
 class BoundedDecoder:
@@ -86,7 +104,7 @@ class BoundedDecoder:
 
     def flush(self) -> Iterator[bytes]:
         for i, stage in enumerate(self._stages):
-            yield from self._through(self._stages[i + 1:], stage.flush())
+            yield from self._through(self._stages[i + 1 :], stage.flush())
 
     @staticmethod
     def _through(stages: list[_Inflater], pieces: Iterable[bytes]) -> Iterator[bytes]:

@@ -2,6 +2,7 @@
 (robots.txt, per-host concurrency). Every outcome is a FetchedPage with a FetchReason; page problems
 never raise. The rules are documented in docs/FETCHING.md.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -70,12 +71,25 @@ class _Refused(Exception):
 
 
 class PageFetcher:
-    def __init__(self, *, user_agent: str, contact_url: str, timeout_s: float, connect_timeout_s: float,
-                 max_bytes: int, max_redirects: int = 5, allowed_ports: Sequence[int] = (80, 443),
-                 allow_private: Sequence[str] = (), proxy: str | None = None,
-                 per_host_concurrency: int = 2, respect_robots: bool = True,
-                 robots_ttl_s: float = 86400, resolver: Resolver | None = None,
-                 verify: ssl.SSLContext | bool | str = True, max_connections: int = 100):
+    def __init__(
+        self,
+        *,
+        user_agent: str,
+        contact_url: str,
+        timeout_s: float,
+        connect_timeout_s: float,
+        max_bytes: int,
+        max_redirects: int = 5,
+        allowed_ports: Sequence[int] = (80, 443),
+        allow_private: Sequence[str] = (),
+        proxy: str | None = None,
+        per_host_concurrency: int = 2,
+        respect_robots: bool = True,
+        robots_ttl_s: float = 86400,
+        resolver: Resolver | None = None,
+        verify: ssl.SSLContext | bool | str = True,
+        max_connections: int = 100,
+    ):
         self.user_agent = f"{user_agent} (+{contact_url})" if contact_url else user_agent
         self._agent_token = agent_token(user_agent)
         self._timeout_s = timeout_s
@@ -89,19 +103,27 @@ class PageFetcher:
         self._hosts = HostLimiter(per_host_concurrency)
         self._robots = RobotsCache(ttl_s=robots_ttl_s)
         self._client = build_client(
-            policy=self._policy, proxy=self._proxy, verify=verify, user_agent=self.user_agent,
-            timeout=httpx.Timeout(timeout_s, connect=connect_timeout_s), max_connections=max_connections)
+            policy=self._policy,
+            proxy=self._proxy,
+            verify=verify,
+            user_agent=self.user_agent,
+            timeout=httpx.Timeout(timeout_s, connect=connect_timeout_s),
+            max_connections=max_connections,
+        )
         self._abandoned: set[asyncio.Task] = set()
 
     @classmethod
     def from_settings(cls, settings: Any, **overrides: Any) -> PageFetcher:
         kwargs: dict[str, Any] = {
-            "user_agent": settings.user_agent, "contact_url": settings.contact_url,
+            "user_agent": settings.user_agent,
+            "contact_url": settings.contact_url,
             "timeout_s": settings.fetch_timeout_s,
             "connect_timeout_s": settings.fetch_connect_timeout_s,
-            "max_bytes": settings.fetch_max_bytes, "max_redirects": settings.fetch_max_redirects,
+            "max_bytes": settings.fetch_max_bytes,
+            "max_redirects": settings.fetch_max_redirects,
             "allowed_ports": [int(p) for p in settings.fetch_allowed_ports],
-            "allow_private": list(settings.fetch_allow_private), "proxy": settings.fetch_proxy,
+            "allow_private": list(settings.fetch_allow_private),
+            "proxy": settings.fetch_proxy,
             "per_host_concurrency": settings.fetch_per_host_concurrency,
             "max_connections": settings.fetch_max_connections,
             "respect_robots": settings.respect_robots,
@@ -116,8 +138,9 @@ class PageFetcher:
 
     # --- public entry point ---------------------------------------------------------------
 
-    async def fetch(self, url: str, *, deadline_s: float | None = None, etag: str | None = None,
-                    last_modified: str | None = None) -> FetchedPage:
+    async def fetch(
+        self, url: str, *, deadline_s: float | None = None, etag: str | None = None, last_modified: str | None = None
+    ) -> FetchedPage:
         started = time.monotonic()
         budget = self._timeout_s if deadline_s is None else min(self._timeout_s, deadline_s)
         state = {"url": url}
@@ -133,10 +156,17 @@ class PageFetcher:
             # One deadline over robots, every hop, connect, headers and body: a server that
             # trickles a byte a second cannot stretch it.
             async with asyncio.timeout(budget):
-                page = await self._follow(url, state, resolved, headers=conditional,
-                                          max_bytes=self._max_bytes,
-                                          check_robots=self._respect_robots, check_type=True,
-                                          truncate=False, max_redirects=self._max_redirects)
+                page = await self._follow(
+                    url,
+                    state,
+                    resolved,
+                    headers=conditional,
+                    max_bytes=self._max_bytes,
+                    check_robots=self._respect_robots,
+                    check_type=True,
+                    truncate=False,
+                    max_redirects=self._max_redirects,
+                )
         except TimeoutError:
             page = self._page(url, state, FetchReason.timeout, detail=f"deadline {budget:g}s")
         except Exception as exc:  # noqa: BLE001 — the contract: page problems never raise
@@ -146,10 +176,19 @@ class PageFetcher:
 
     # --- hops -------------------------------------------------------------------------------
 
-    async def _follow(self, url: str, state: dict[str, str], resolved: dict[str, tuple[str, ...]],
-                      *, headers: dict[str, str],
-                      max_bytes: int, check_robots: bool, check_type: bool, truncate: bool,
-                      max_redirects: int) -> FetchedPage:
+    async def _follow(
+        self,
+        url: str,
+        state: dict[str, str],
+        resolved: dict[str, tuple[str, ...]],
+        *,
+        headers: dict[str, str],
+        max_bytes: int,
+        check_robots: bool,
+        check_type: bool,
+        truncate: bool,
+        max_redirects: int,
+    ) -> FetchedPage:
         current = url
         for _ in range(max_redirects + 1):
             state["url"] = current
@@ -158,8 +197,7 @@ class PageFetcher:
             except _Refused as refused:
                 return self._page(url, state, refused.reason, detail=refused.detail)
             if check_robots and not await self._robots_allow(hop, resolved):
-                return self._page(url, state, FetchReason.robots,
-                                  detail=f"robots.txt disallows {self._agent_token}")
+                return self._page(url, state, FetchReason.robots, detail=f"robots.txt disallows {self._agent_token}")
             async with self._hosts.slot(hop.host):
                 with self._pinned(hop):
                     request = self._client.build_request("GET", hop.url, headers=headers)
@@ -169,13 +207,18 @@ class PageFetcher:
                         if response.status_code in _REDIRECTS and location:
                             current = str(hop.url.join(location.strip()))
                             continue
-                        return await self._read(response, url, state, conditional=bool(headers),
-                                                max_bytes=max_bytes, check_type=check_type,
-                                                truncate=truncate)
+                        return await self._read(
+                            response,
+                            url,
+                            state,
+                            conditional=bool(headers),
+                            max_bytes=max_bytes,
+                            check_type=check_type,
+                            truncate=truncate,
+                        )
                     finally:
                         await response.aclose()
-        return self._page(url, state, FetchReason.too_many_redirects,
-                          detail=f"more than {max_redirects} redirects")
+        return self._page(url, state, FetchReason.too_many_redirects, detail=f"more than {max_redirects} redirects")
 
     async def _send(self, request: httpx.Request) -> httpx.Response:
         """Send with the pool shielded from our deadline. httpcore 1.0.9 loses a connection slot for
@@ -228,8 +271,7 @@ class PageFetcher:
             if literal.version == 4 and str(literal) != normalize_host(host):
                 # 2130706433, 0x7f000001, 127.1 ...: no page uses these; refusing them all removes
                 # any disagreement between this parser, the proxy and the resolver.
-                raise _Refused(FetchReason.blocked_address,
-                               f"non-canonical IPv4 literal {host!r} (= {literal})")
+                raise _Refused(FetchReason.blocked_address, f"non-canonical IPv4 literal {host!r} (= {literal})")
             verdict = self._policy.check_address(literal, host=host)
             if not verdict.allowed:
                 raise _Refused(FetchReason.blocked_address, verdict.detail)
@@ -258,17 +300,25 @@ class PageFetcher:
 
     # --- bodies -----------------------------------------------------------------------------
 
-    async def _read(self, response: httpx.Response, url: str, state: dict[str, str], *,
-                    conditional: bool, max_bytes: int, check_type: bool,
-                    truncate: bool) -> FetchedPage:
+    async def _read(
+        self,
+        response: httpx.Response,
+        url: str,
+        state: dict[str, str],
+        *,
+        conditional: bool,
+        max_bytes: int,
+        check_type: bool,
+        truncate: bool,
+    ) -> FetchedPage:
         status = response.status_code
         headers = {k.lower(): v for k, v in response.headers.items() if k.lower() not in _DROPPED_HEADERS}
         declared = media_type(headers.get("content-type", ""))
 
-        def page(reason: FetchReason, detail: str = "", body: bytes = b"",
-                 content_type: str = declared) -> FetchedPage:
-            return self._page(url, state, reason, status=status, headers=headers, body=body,
-                              content_type=content_type, detail=detail)
+        def page(reason: FetchReason, detail: str = "", body: bytes = b"", content_type: str = declared) -> FetchedPage:
+            return self._page(
+                url, state, reason, status=status, headers=headers, body=body, content_type=content_type, detail=detail
+            )
 
         if status == 304 and conditional:
             return page(FetchReason.not_modified)
@@ -292,7 +342,7 @@ class PageFetcher:
                     if total > max_bytes:
                         if not truncate:
                             return page(FetchReason.too_large, detail=f"body > {max_bytes} bytes")
-                        parts.append(piece[:len(piece) - (total - max_bytes)])
+                        parts.append(piece[: len(piece) - (total - max_bytes)])
                         return page(FetchReason.ok, body=b"".join(parts), detail="truncated")
                     parts.append(piece)
             for piece in decoder.flush():
@@ -305,8 +355,7 @@ class PageFetcher:
         body = b"".join(parts)[:max_bytes]
         content_type = declared or sniff_media_type(body)
         if check_type and content_type not in ALLOWED_TYPES:
-            return page(FetchReason.unsupported_type, detail=f"sniffed {content_type}",
-                        content_type=content_type)
+            return page(FetchReason.unsupported_type, detail=f"sniffed {content_type}", content_type=content_type)
         return page(FetchReason.ok, body=body, content_type=content_type)
 
     # --- robots -----------------------------------------------------------------------------
@@ -325,9 +374,17 @@ class PageFetcher:
         robots_url = f"{origin}/robots.txt"
         state = {"url": robots_url}
         try:
-            page = await self._follow(robots_url, state, resolved, headers={}, max_bytes=ROBOTS_MAX_BYTES,
-                                      check_robots=False, check_type=False, truncate=True,
-                                      max_redirects=5)
+            page = await self._follow(
+                robots_url,
+                state,
+                resolved,
+                headers={},
+                max_bytes=ROBOTS_MAX_BYTES,
+                check_robots=False,
+                check_type=False,
+                truncate=True,
+                max_redirects=5,
+            )
         except Exception as exc:  # noqa: BLE001 — unreachable = disallow; cancellation propagates
             log.info("robots.txt unreachable for %s: %r", origin, exc)
             return DISALLOW_ALL
@@ -339,10 +396,17 @@ class PageFetcher:
 
     # --- results ----------------------------------------------------------------------------
 
-    def _page(self, url: str, state: dict[str, str], reason: FetchReason, detail: str = "",
-              **fields: Any) -> FetchedPage:
-        return FetchedPage(url=state.get("url", url), requested_url=url, reason=reason, detail=detail,
-                           fetched_at=datetime.now(UTC), **fields)
+    def _page(
+        self, url: str, state: dict[str, str], reason: FetchReason, detail: str = "", **fields: Any
+    ) -> FetchedPage:
+        return FetchedPage(
+            url=state.get("url", url),
+            requested_url=url,
+            reason=reason,
+            detail=detail,
+            fetched_at=datetime.now(UTC),
+            **fields,
+        )
 
 
 def _numeric_host(url: str) -> bool:

@@ -1,4 +1,5 @@
 """Per-host politeness: at most N requests in flight to one host, and the name resolver."""
+
 from __future__ import annotations
 
 import asyncio
@@ -35,4 +36,3 @@ class HostLimiter:
             users[0] -= 1
             if users[0] == 0:
                 del self._slots[host]
-

@@ -4,6 +4,7 @@ Status mapping (RFC 9309 §2.3.1): 2xx parse; 4xx "unavailable" = allow all; 5xx
 errors "unreachable" = disallow all. Successful and 4xx answers are cached for `ttl_s` (at most 24 h
 per the RFC); unreachable answers for a shorter `error_ttl_s` so a blip does not block a site all day.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -55,8 +56,14 @@ RobotsLoader = Callable[[str], Awaitable[RobotsRules]]
 class RobotsCache:
     """Origin -> rules. One load per origin at a time; concurrent callers wait for it."""
 
-    def __init__(self, *, ttl_s: float, error_ttl_s: float = 600.0, max_entries: int = 10_000,
-                 clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        *,
+        ttl_s: float,
+        error_ttl_s: float = 600.0,
+        max_entries: int = 10_000,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self._ttl = ttl_s
         self._error_ttl = min(error_ttl_s, ttl_s)
         self._max = max_entries

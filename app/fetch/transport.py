@@ -5,6 +5,7 @@ context variable for the duration of that request. The network backend below con
 addresses instead of resolving the name again, while httpcore keeps the URL's hostname for the Host
 header, TLS SNI and certificate verification. A dial for a host with no pin fails closed.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -45,9 +46,14 @@ class PinnedNetworkBackend(httpcore.AsyncNetworkBackend):
         self._policy = policy
         self._inner = httpcore.AnyIOBackend()
 
-    async def connect_tcp(self, host: str, port: int, timeout: float | None = None,
-                          local_address: str | None = None,
-                          socket_options: Any = None) -> httpcore.AsyncNetworkStream:
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Any = None,
+    ) -> httpcore.AsyncNetworkStream:
         addresses = (_PINS.get() or {}).get(normalize_host(host))
         if not addresses:
             raise UnpinnedDial(f"no checked address for {host!r}")
@@ -59,15 +65,16 @@ class PinnedNetworkBackend(httpcore.AsyncNetworkBackend):
                 raise UnpinnedDial(f"pinned address refused at dial time: {verdict.detail}")
             try:
                 return await self._inner.connect_tcp(
-                    address, port, timeout=timeout, local_address=local_address,
-                    socket_options=socket_options)
+                    address, port, timeout=timeout, local_address=local_address, socket_options=socket_options
+                )
             except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
                 last_error = exc  # try the next checked address of the same host
         assert last_error is not None
         raise last_error
 
-    async def connect_unix_socket(self, path: str, timeout: float | None = None,
-                                  socket_options: Any = None) -> httpcore.AsyncNetworkStream:
+    async def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Any = None
+    ) -> httpcore.AsyncNetworkStream:
         raise UnpinnedDial("unix sockets are never dialled by the page fetcher")
 
     async def sleep(self, seconds: float) -> None:
@@ -94,8 +101,15 @@ class PinnedTransport(httpx.AsyncHTTPTransport):
         )
 
 
-def build_client(*, policy: AddressPolicy, proxy: str | None, verify: ssl.SSLContext | bool | str,
-                 timeout: httpx.Timeout, user_agent: str, max_connections: int = 100) -> httpx.AsyncClient:
+def build_client(
+    *,
+    policy: AddressPolicy,
+    proxy: str | None,
+    verify: ssl.SSLContext | bool | str,
+    timeout: httpx.Timeout,
+    user_agent: str,
+    max_connections: int = 100,
+) -> httpx.AsyncClient:
     """One long-lived client. Direct mode dials pinned addresses; proxy mode dials only the proxy
     (operator-configured, outside the address rule) and lets it resolve page hostnames."""
     # Few idle keep-alive connections, briefly: page fetches go to many different hosts, so reuse is
@@ -105,7 +119,8 @@ def build_client(*, policy: AddressPolicy, proxy: str | None, verify: ssl.SSLCon
     ssl_context = httpx.create_ssl_context(verify=verify, trust_env=False)
     if proxy:
         transport: httpx.AsyncBaseTransport = httpx.AsyncHTTPTransport(
-            verify=ssl_context, trust_env=False, limits=limits, proxy=proxy)
+            verify=ssl_context, trust_env=False, limits=limits, proxy=proxy
+        )
     else:
         transport = PinnedTransport(policy=policy, ssl_context=ssl_context, limits=limits)
     client = httpx.AsyncClient(

@@ -1,5 +1,6 @@
 """Anchors' siblings: the Vanta S2 next to the Vanta S3, Python 3.10 next to 3.11. The anchors
 themselves come from the question analysis (app.language.question.anchors_of)."""
+
 from __future__ import annotations
 
 import re
@@ -8,7 +9,7 @@ _MODEL = re.compile(r"^([a-z]*?)(\d+(?:\.\d+)*)$")  # "s3" -> ("s", "3"); "3.11"
 
 
 def covered(term: str, passage_terms: set[str]) -> bool:
-    """"3.11" is covered by "3.11.0": versions and numbers match on a dotted prefix."""
+    """ "3.11" is covered by "3.11.0": versions and numbers match on a dotted prefix."""
     return term in passage_terms or (term[:1].isdigit() and any(t.startswith(term + ".") for t in passage_terms))
 
 
@@ -33,5 +34,3 @@ def about_a_sibling(passage_terms: set[str], anchors: list[str]) -> bool:
         if any(_siblings(anchor, t) for t in passage_terms):
             return True
     return False
-
-

@@ -6,6 +6,7 @@ has one definition.
 The kind is read from the question's grammar (wh-word and its head), the way classic QA systems
 type questions: "how many" asks a count, "who" a person, "how do I" a how-to.
 """
+
 from __future__ import annotations
 
 import enum
@@ -36,52 +37,121 @@ class AskedKind(str, enum.Enum):
 
 
 # Which kinds a value parser can check in a passage ("is there a number of the asked kind?").
-VALUE_KINDS = frozenset({AskedKind.price, AskedKind.count, AskedKind.measure, AskedKind.percent, AskedKind.date,
-                         AskedKind.version})
+VALUE_KINDS = frozenset(
+    {AskedKind.price, AskedKind.count, AskedKind.measure, AskedKind.percent, AskedKind.date, AskedKind.version}
+)
 
 _AUX = r"(?:is|are|was|were|do|does|did|can|could|will|would|has|have|had|should|may|might|must|shall)"
 _YES_NO = re.compile(rf"^\s*{_AUX}\b(?!.*\bor\b)", re.I)  # "Is X ...?" but not "Is it X or Y?"
-_COMPARATIVE = re.compile(r"\bhow much of\b|\bhow much (?:more|less|higher|lower|bigger|smaller|faster|slower|\w+er)\b|\bby how much\b", re.I)
+_COMPARATIVE = re.compile(
+    r"\bhow much of\b|\bhow much (?:more|less|higher|lower|bigger|smaller|faster|slower|\w+er)\b|\bby how much\b", re.I
+)
 # "How much does it weigh?" measures; "how much did they pay?" prices: the verb decides.
-_HOW_MUCH_MEASURE = re.compile(r"\bhow much\b.*\b(?:weigh\w*|hold|holds|last|lasts|take|takes|measure\w*|consume\w*|"
-                               r"use|uses|produce\w*|generate\w*|store|stores|carry|carries|grow|grew|fall|fell|rise|rose|"
-                               r"drop\w*|increase\w*|decrease\w*|shrink\w*|cover\w*|emit\w*|travel\w*)\b", re.I)
-_MASS = re.compile(r"\bhow much (?:time|water|memory|storage|space|ram|power|energy|data|fuel|weight|traffic|"
-                   r"electricity|rain|snow|land|oil|gas|sleep)\b", re.I)
+_HOW_MUCH_MEASURE = re.compile(
+    r"\bhow much\b.*\b(?:weigh\w*|hold|holds|last|lasts|take|takes|measure\w*|consume\w*|"
+    r"use|uses|produce\w*|generate\w*|store|stores|carry|carries|grow|grew|fall|fell|rise|rose|"
+    r"drop\w*|increase\w*|decrease\w*|shrink\w*|cover\w*|emit\w*|travel\w*)\b",
+    re.I,
+)
+_MASS = re.compile(
+    r"\bhow much (?:time|water|memory|storage|space|ram|power|energy|data|fuel|weight|traffic|"
+    r"electricity|rain|snow|land|oil|gas|sleep)\b",
+    re.I,
+)
 _ORDER: list[tuple[AskedKind, re.Pattern]] = [
-    (AskedKind.how_to, re.compile(r"^\s*(?:how\s+(?:do|can|could|should|would|to)\b|what(?:'s| is) the (?:best |right |easiest )?way to\b"
-                                  r"|is there a way to\b|can i\b)", re.I)),
-    (AskedKind.percent, re.compile(r"\b(?:what|which) (?:percent|percentage|share|proportion|fraction)\b|\bwhat % ", re.I)),
-    (AskedKind.count, re.compile(r"\bhow many\b|\bnumber of\b|\b(?:population|headcount|death toll|attendance)\b", re.I)),
-    (AskedKind.measure, re.compile(r"\bhow (?:fast|far|long|big|large|tall|heavy|old|wide|high|deep|powerful|strong|hot|"
-                                   r"cold|loud|quick|bright|efficient)\b|\bwhat(?:'s| is| was| are| were) (?:the|its|their) "
-                                   r"(?:top )?(?:speed|weight|range|capacity|height|length|width|size|distance|temperature|"
-                                   r"resolution|storage|memory|power|mileage|duration|horsepower|battery life|depth|area)\b",
-                                   re.I)),
-    (AskedKind.price, re.compile(r"\bhow much\b|\bhow expensive\b|\b(?:price|pricing|cost|costs|fee|fees|fare|salary|budget|"
-                                 r"valuation|paid|pay|spend|spent|charge|fine[ds]?)\b|\b(?:net worth|is worth|was worth|are worth|were worth|be worth)\b",
-                                 re.I)),
-    (AskedKind.version, re.compile(r"\b(?:which|what)(?: [\w.]+)? (?:version|release)\b|\bversion (?:number|of)\b|\blatest (?:[\w.]+ ){0,3}(?:version|release)\b", re.I)),
-    (AskedKind.date, re.compile(r"^\s*when\b|\bwhen (?:did|was|were|is|will|does|do)\b|\b(?:what|which) (?:year|date|day|month)\b|"
-                                r"\bon what (?:day|date)\b|\bsince when\b|\brelease date\b", re.I)),
-    (AskedKind.person, re.compile(r"^\s*(?:who|whom|whose)\b|\bwho (?:is|was|were|are|will|did)\b|\b(?:which|what) (?:person|man|"
-                                  r"woman|player|ceo|president|author|director|minister|leader|official|candidate|coach)\b", re.I)),
-    (AskedKind.place, re.compile(r"^\s*where\b|\bwhere (?:is|was|were|are|did|does|do|will)\b|\b(?:in|to|from) (?:what|which) "
-                                 r"(?:city|country|state|town|region|place|county|province)\b|\b(?:what|which) (?:city|country|"
-                                 r"state|town|region|county|province)\b", re.I)),
-    (AskedKind.organisation, re.compile(r"\b(?:which|what) (?:company|firm|team|organi[sz]ation|agency|party|group|bank|club|"
-                                        r"university|network|brand|startup|manufacturer|airline|carrier)\b", re.I)),
+    (
+        AskedKind.how_to,
+        re.compile(
+            r"^\s*(?:how\s+(?:do|can|could|should|would|to)\b|what(?:'s| is) the (?:best |right |easiest )?way to\b"
+            r"|is there a way to\b|can i\b)",
+            re.I,
+        ),
+    ),
+    (
+        AskedKind.percent,
+        re.compile(r"\b(?:what|which) (?:percent|percentage|share|proportion|fraction)\b|\bwhat % ", re.I),
+    ),
+    (
+        AskedKind.count,
+        re.compile(r"\bhow many\b|\bnumber of\b|\b(?:population|headcount|death toll|attendance)\b", re.I),
+    ),
+    (
+        AskedKind.measure,
+        re.compile(
+            r"\bhow (?:fast|far|long|big|large|tall|heavy|old|wide|high|deep|powerful|strong|hot|"
+            r"cold|loud|quick|bright|efficient)\b|\bwhat(?:'s| is| was| are| were) (?:the|its|their) "
+            r"(?:top )?(?:speed|weight|range|capacity|height|length|width|size|distance|temperature|"
+            r"resolution|storage|memory|power|mileage|duration|horsepower|battery life|depth|area)\b",
+            re.I,
+        ),
+    ),
+    (
+        AskedKind.price,
+        re.compile(
+            r"\bhow much\b|\bhow expensive\b|\b(?:price|pricing|cost|costs|fee|fees|fare|salary|budget|"
+            r"valuation|paid|pay|spend|spent|charge|fine[ds]?)\b|\b(?:net worth|is worth|was worth|are worth|were worth|be worth)\b",
+            re.I,
+        ),
+    ),
+    (
+        AskedKind.version,
+        re.compile(
+            r"\b(?:which|what)(?: [\w.]+)? (?:version|release)\b|\bversion (?:number|of)\b|\blatest (?:[\w.]+ ){0,3}(?:version|release)\b",
+            re.I,
+        ),
+    ),
+    (
+        AskedKind.date,
+        re.compile(
+            r"^\s*when\b|\bwhen (?:did|was|were|is|will|does|do)\b|\b(?:what|which) (?:year|date|day|month)\b|"
+            r"\bon what (?:day|date)\b|\bsince when\b|\brelease date\b",
+            re.I,
+        ),
+    ),
+    (
+        AskedKind.person,
+        re.compile(
+            r"^\s*(?:who|whom|whose)\b|\bwho (?:is|was|were|are|will|did)\b|\b(?:which|what) (?:person|man|"
+            r"woman|player|ceo|president|author|director|minister|leader|official|candidate|coach)\b",
+            re.I,
+        ),
+    ),
+    (
+        AskedKind.place,
+        re.compile(
+            r"^\s*where\b|\bwhere (?:is|was|were|are|did|does|do|will)\b|\b(?:in|to|from) (?:what|which) "
+            r"(?:city|country|state|town|region|place|county|province)\b|\b(?:what|which) (?:city|country|"
+            r"state|town|region|county|province)\b",
+            re.I,
+        ),
+    ),
+    (
+        AskedKind.organisation,
+        re.compile(
+            r"\b(?:which|what) (?:company|firm|team|organi[sz]ation|agency|party|group|bank|club|"
+            r"university|network|brand|startup|manufacturer|airline|carrier)\b",
+            re.I,
+        ),
+    ),
     (AskedKind.reason, re.compile(r"^\s*why\b|\bwhat (?:caused|causes|led to)\b|\bfor what reason\b", re.I)),
     (AskedKind.yes_no, re.compile(rf"^\s*{_AUX}\b", re.I)),
 ]
-_DEFINITION = re.compile(r"^\s*(?:what|who)\s+(?:is|are|was|were|does|do)\s+(?:an?\s+|the\s+)?(.+?)"
-                         r"(?:\s+(?:do|does|mean|for|used for))?\s*\??\s*$|^\s*(?:define|explain)\s+(.+?)\s*\??\s*$", re.I)
-_ATTRIBUTE = re.compile(r"^\s*(?:what|which)(?:'s| is| was| are| were)\s+(?:the|its|their|his|her)\s+(?:current\s+|new\s+|latest\s+|"
-                        r"top\s+|total\s+|official\s+|main\s+)?([\w -]+?)\s+(?:of|on|for|in|at|from|behind)\s+\S", re.I)
+_DEFINITION = re.compile(
+    r"^\s*(?:what|who)\s+(?:is|are|was|were|does|do)\s+(?:an?\s+|the\s+)?(.+?)"
+    r"(?:\s+(?:do|does|mean|for|used for))?\s*\??\s*$|^\s*(?:define|explain)\s+(.+?)\s*\??\s*$",
+    re.I,
+)
+_ATTRIBUTE = re.compile(
+    r"^\s*(?:what|which)(?:'s| is| was| are| were)\s+(?:the|its|their|his|her)\s+(?:current\s+|new\s+|latest\s+|"
+    r"top\s+|total\s+|official\s+|main\s+)?([\w -]+?)\s+(?:of|on|for|in|at|from|behind)\s+\S",
+    re.I,
+)
 _COMPOUND = re.compile(r",?\s+and\s+(?:who|what|when|where|which|how|why)\b", re.I)
 _ABOUT = re.compile(r"\b(?:say|says|said|report|reports|write|writes|mention|mentions|tell us|know)\s+about\b", re.I)
 # A follow-up that is only a possessive noun phrase asks for that attribute: "And its battery capacity?"
-_FOLLOW_ATTRIBUTE = re.compile(r"^\s*(?:and|what about|how about)\s+(?:its|their|his|her|the)\s+([\w -]+?)\s*\??\s*(?:\(|$)", re.I)
+_FOLLOW_ATTRIBUTE = re.compile(
+    r"^\s*(?:and|what about|how about)\s+(?:its|their|his|her|the)\s+([\w -]+?)\s*\??\s*(?:\(|$)", re.I
+)
 # The counted noun phrase, up to three words ("how many Indiana school systems").
 _HOW_MANY = re.compile(r"\bhow many\s+((?:[\w-]+\s+){0,2}[\w-]+)|\bnumber of\s+((?:[\w-]+\s+){0,2}[\w-]+)", re.I)
 # The measured dimension, when named ("what is the top speed"); "how long" names none.
@@ -143,8 +213,17 @@ def _subject(question: str, kind: AskedKind) -> tuple[str, ...]:
         if m:
             return tuple(terms(m.group(1) or m.group(2) or ""))
     if kind is AskedKind.how_to:
-        return tuple(terms(re.sub(r"^\s*(?:how\s+(?:do|can|could|should|would)\s+(?:i|you|we|one)|how to|what(?:'s| is) the "
-                                  r"(?:best |right |easiest )?way to|is there a way to|can i)\b", "", question, flags=re.I)))
+        return tuple(
+            terms(
+                re.sub(
+                    r"^\s*(?:how\s+(?:do|can|could|should|would)\s+(?:i|you|we|one)|how to|what(?:'s| is) the "
+                    r"(?:best |right |easiest )?way to|is there a way to|can i)\b",
+                    "",
+                    question,
+                    flags=re.I,
+                )
+            )
+        )
     return ()
 
 
@@ -174,6 +253,13 @@ def analyse(question: str) -> QuestionAnalysis:
     kind = asked_kind(question)
     # "How do I get the current time in UTC?" asks for a recipe, which does not age like a fact.
     time = TimeClass.stable if kind is AskedKind.how_to else time_class(question)
-    return QuestionAnalysis(text=question, kind=kind, terms=tuple(terms(question)), anchors=tuple(anchors_of(question)),
-                            subject=_subject(question, kind), focus=_focus(question, kind), time=time,
-                            compound=bool(_COMPOUND.search(question)))
+    return QuestionAnalysis(
+        text=question,
+        kind=kind,
+        terms=tuple(terms(question)),
+        anchors=tuple(anchors_of(question)),
+        subject=_subject(question, kind),
+        focus=_focus(question, kind),
+        time=time,
+        compound=bool(_COMPOUND.search(question)),
+    )

@@ -32,6 +32,7 @@ Work per call: passages are split and reduced to term sets once (cached by passa
 answer's claims citing the same spans share it); the full analysis (negation scopes, clauses,
 antonym marks) runs only on the chosen window's sentences (cached by sentence).
 """
+
 from __future__ import annotations
 
 import re
@@ -66,7 +67,7 @@ class SupportScorer(Protocol):
 _ATTRIBUTION = re.compile(r"^\s*according to [\w.-]+ \([^)]{0,40}\),\s*", re.I)
 # numbers kept whole ("27,934.02"), words ("didn't", "co-founder", "u.s"), clause punctuation
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)*|[a-z0-9]+(?:[._'-][a-z0-9]+)*|[,;:()\"\u201c\u201d\u2014\u2013]", re.I)
-_PUNCT = frozenset(",;:()\"\u201c\u201d\u2014\u2013")
+_PUNCT = frozenset(',;:()"\u201c\u201d\u2014\u2013')
 _CLAUSE_PUNCT = _PUNCT  # quotes too: a quotation is a clause of its own
 
 
@@ -75,31 +76,88 @@ def _norm(text: str) -> str:
 
 
 # words that open a new clause: negation and antonyms do not reach across them
-_CLAUSE_WORDS = frozenset("and but while whereas although though which who whom whose that because "
-                          "when where after before if unless until so however despite".split())
+_CLAUSE_WORDS = frozenset(
+    "and but while whereas although though which who whom whose that because "
+    "when where after before if unless until so however despite".split()
+)
 _NEG_WORDS = frozenset("not no never neither nor without cannot none nobody nothing nowhere".split())
 _NEG_VERBS = frozenset("deny denies denied denying".split())
-_NEG_BEFORE_TO = frozenset("fail fails failed failing decline declines declined declining refuse refuses "
-                           "refused refusing yet".split())  # "failed to", "yet to"
-_UN_BASE = {"unlikely": "likely", "unclear": "clear", "unable": "able", "unaware": "aware",
-            "unknown": "known", "undisclosed": "disclosed", "unsuccessful": "successful",
-            "unwilling": "willing", "impossible": "possible", "unavailable": "available"}
+_NEG_BEFORE_TO = frozenset(
+    "fail fails failed failing decline declines declined declining refuse refuses refused refusing yet".split()
+)  # "failed to", "yet to"
+_UN_BASE = {
+    "unlikely": "likely",
+    "unclear": "clear",
+    "unable": "able",
+    "unaware": "aware",
+    "unknown": "known",
+    "undisclosed": "disclosed",
+    "unsuccessful": "successful",
+    "unwilling": "willing",
+    "impossible": "possible",
+    "unavailable": "available",
+}
 _NOT_NEGATING_NEXT = frozenset(("only", "just", "least", "merely", "doubt"))  # "not only", "no doubt"
-_ADVERBS = frozenset("yet even ever always necessarily completely entirely quite really directly "
-                     "immediately longer".split())  # skipped when finding what a negation attaches to
+_ADVERBS = frozenset(
+    "yet even ever always necessarily completely entirely quite really directly immediately longer".split()
+)  # skipped when finding what a negation attaches to
 _HEDGES = frozenset("roughly approximately nearly almost around about some".split())
 
 # Irregular forms the suffix stripper cannot meet ("thought" / "think").
-_IRREGULAR = {"thought": "think", "said": "say", "says": "say", "made": "make", "took": "take", "taken": "take",
-              "gave": "give", "given": "give", "told": "tell", "found": "find", "saw": "see", "seen": "see",
-              "held": "hold", "left": "leave", "sold": "sell", "bought": "buy", "won": "win", "lost": "lose",
-              "paid": "pay", "kept": "keep", "brought": "bring", "began": "begin", "begun": "begin",
-              "went": "go", "gone": "go", "grew": "grow", "grown": "grow", "rose": "rise", "risen": "rise",
-              "fell": "fall", "fallen": "fall", "sank": "sink", "sunk": "sink", "met": "meet",
-              "spent": "spend", "sent": "send", "built": "build", "struck": "strike", "led": "lead",
-              "chose": "choose", "chosen": "choose", "wrote": "write", "written": "write", "ran": "run",
-              "knew": "know", "known": "know", "children": "child", "men": "man", "women": "woman",
-              "people": "person", "better": "good", "best": "good"}
+_IRREGULAR = {
+    "thought": "think",
+    "said": "say",
+    "says": "say",
+    "made": "make",
+    "took": "take",
+    "taken": "take",
+    "gave": "give",
+    "given": "give",
+    "told": "tell",
+    "found": "find",
+    "saw": "see",
+    "seen": "see",
+    "held": "hold",
+    "left": "leave",
+    "sold": "sell",
+    "bought": "buy",
+    "won": "win",
+    "lost": "lose",
+    "paid": "pay",
+    "kept": "keep",
+    "brought": "bring",
+    "began": "begin",
+    "begun": "begin",
+    "went": "go",
+    "gone": "go",
+    "grew": "grow",
+    "grown": "grow",
+    "rose": "rise",
+    "risen": "rise",
+    "fell": "fall",
+    "fallen": "fall",
+    "sank": "sink",
+    "sunk": "sink",
+    "met": "meet",
+    "spent": "spend",
+    "sent": "send",
+    "built": "build",
+    "struck": "strike",
+    "led": "lead",
+    "chose": "choose",
+    "chosen": "choose",
+    "wrote": "write",
+    "written": "write",
+    "ran": "run",
+    "knew": "know",
+    "known": "know",
+    "children": "child",
+    "men": "man",
+    "women": "woman",
+    "people": "person",
+    "better": "good",
+    "best": "good",
+}
 
 # Words a sentence and its paraphrase use interchangeably, met on one canonical term (a variant of
 # text._CANON, which is private to that module): surface words, stemmed at import.
@@ -133,8 +191,7 @@ def _term(tok: str) -> tuple[str, ...]:
     a hyphenated word also yields its parts ("1,900-mile-wide" meets "mile" and "wide")."""
     if tok[0].isdigit():
         return (_norm_number(tok),)
-    if tok in _PUNCT or tok in STOP_WORDS or tok in _NEG_WORDS or tok in _HEDGES or len(tok) < 2 \
-            or tok.endswith("n't"):
+    if tok in _PUNCT or tok in STOP_WORDS or tok in _NEG_WORDS or tok in _HEDGES or len(tok) < 2 or tok.endswith("n't"):
         return ()
     if tok in _UN_WORDS:
         return (_UN_WORDS[tok],)
@@ -187,22 +244,25 @@ def _terms_of(text: str) -> frozenset[str]:
 
 _QUANT_NEXT = frozenset("more less over nearly about roughly around almost by from some as well than".split())
 _PAIRS: list[tuple[str, str, str]] = [
-    ("rise/fall",
-     "rise rose risen increase climb grow grew grown gain jump surge soar raise hike boost upward "
-     "*up *add *added *adds *adding",
-     "fall fell fallen decrease decline drop cut reduce reduction lowered lowering slash plunge sink sank "
-     "sunk tumble slide slid shrink shrank eliminate downward *down *lost *lose *loses *losing loss"),
-    ("win/lose", "win won winner beat beaten defeated defeats victory victories victorious",
-     "lose lost losing loss"),
+    (
+        "rise/fall",
+        "rise rose risen increase climb grow grew grown gain jump surge soar raise hike boost upward "
+        "*up *add *added *adds *adding",
+        "fall fell fallen decrease decline drop cut reduce reduction lowered lowering slash plunge sink sank "
+        "sunk tumble slide slid shrink shrank eliminate downward *down *lost *lose *loses *losing loss",
+    ),
+    ("win/lose", "win won winner beat beaten defeated defeats victory victories victorious", "lose lost losing loss"),
     ("high/low", "high higher highest", "low lower lowest"),
     ("more/less", "more", "less fewer"),
     ("before/after", "before", "after"),
     ("early/late", "early earlier earliest", "late later latest"),
     ("open/close", "open opened reopen reopened re-open re-opened", "close closed shut shelve shelved"),
-    ("accept/reject", "approve approval accept welcome agree agreed",
-     "reject rejection refuse refused balk balked"),
-    ("allow/ban", "allow permit legalize legalized legalise legalised legal authorize authorized",
-     "ban banned prohibit outlaw forbid forbidden illegal"),
+    ("accept/reject", "approve approval accept welcome agree agreed", "reject rejection refuse refused balk balked"),
+    (
+        "allow/ban",
+        "allow permit legalize legalized legalise legalised legal authorize authorized",
+        "ban banned prohibit outlaw forbid forbidden illegal",
+    ),
     ("support/oppose", "support supporter defend endorse", "oppose opponent contradict refute"),
     ("buy/sell", "buy bought purchase acquire", "sell sold divest"),
     ("majority/minority", "majority", "minority"),
@@ -211,6 +271,8 @@ _PAIRS: list[tuple[str, str, str]] = [
     ("premium/discount", "premium", "discount"),
     ("long/short", "long longer longest", "short shorter shortest"),
 ]
+
+
 def _inflections(w: str) -> set[str]:
     """w and its regular inflections: the stemmer leaves short words alone ("rising" is not "rise")."""
     forms = {w, w + "s", w + "es", w + "ed", w + "d", w + "ing"}
@@ -270,6 +332,7 @@ _SPECIAL_MARK = frozenset(_ANT_QUANT) | _NEG_BEFORE_TO
 
 # --- the full analysis of a sentence or claim -------------------------------------------------
 
+
 @dataclass(slots=True)
 class _Clause:
     terms: frozenset[str]  # content terms, the antonym words themselves left out
@@ -317,8 +380,11 @@ def _analyse(text: str, *, claim: bool = False) -> _Text:
     cid = list(accumulate(map(_CLAUSE_OPENERS.__contains__, toks)))
     # negation cues -> covered positions (parity) and the terms each attaches to
     found: list[tuple[int, str | None]] = []
-    candidates = ([i for i, t in enumerate(toks) if t in _CUE_WORDS or t.endswith("n't")]
-                  if "n't" in norm or not _CUE_WORDS.isdisjoint(toks) else [])
+    candidates = (
+        [i for i, t in enumerate(toks) if t in _CUE_WORDS or t.endswith("n't")]
+        if "n't" in norm or not _CUE_WORDS.isdisjoint(toks)
+        else []
+    )
     for i in candidates:
         t = toks[i]
         self_term = None
@@ -425,8 +491,19 @@ def _merge(a: _Text, b: _Text) -> _Text:
 
 # --- numbers ----------------------------------------------------------------------------------
 
-_MULT = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mn": 1e6, "mln": 1e6, "million": 1e6, "b": 1e9, "bn": 1e9,
-         "billion": 1e9, "tn": 1e12, "trillion": 1e12}
+_MULT = {
+    "k": 1e3,
+    "thousand": 1e3,
+    "m": 1e6,
+    "mn": 1e6,
+    "mln": 1e6,
+    "million": 1e6,
+    "b": 1e9,
+    "bn": 1e9,
+    "billion": 1e9,
+    "tn": 1e12,
+    "trillion": 1e12,
+}
 _DIGITS = re.compile(r"\d+(?:[.,]\d+)*(?:-\d+)*")  # "27,934.02", and hyphen groups "2-1", "14-0-1", "787-9"
 _MAGNITUDE = re.compile(r" ?(k|thousand|mn|mln|million|bn|billion|tn|trillion|m|b)\b")
 # the word a number counts ("11 rebounds", "$2.53 in per-share earnings"): after an optional unit
@@ -491,8 +568,9 @@ def _numbers(text: str) -> _Numbers:
             ws = _term(counted.group(1).rstrip("'-"))
             if ws:
                 bound.setdefault(ws[0], set()).add(mant)
-    return _Numbers(frozenset(raw), frozenset(scaled), frozenset(scores), items,
-                    {w: frozenset(v) for w, v in bound.items()})
+    return _Numbers(
+        frozenset(raw), frozenset(scaled), frozenset(scores), items, {w: frozenset(v) for w, v in bound.items()}
+    )
 
 
 _VALUES_MODULE: object | None = None
@@ -517,8 +595,10 @@ def _values():
 # --- passages ---------------------------------------------------------------------------------
 # A variant of text.split_sentences, same splits: the abbreviation test looks at the end of the
 # head only (the original searches the whole head at every candidate boundary).
-_ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|Mr|Mrs|Ms|Dr|Prof|Inc|Ltd|Jr|Sr|St|No|Fig|approx|Jan|Feb|Mar|"
-                     r"Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|U\.S)|\b[A-Z])\.$")
+_ABBREV = re.compile(
+    r"(?:\b(?:e\.g|i\.e|etc|vs|cf|Mr|Mrs|Ms|Dr|Prof|Inc|Ltd|Jr|Sr|St|No|Fig|approx|Jan|Feb|Mar|"
+    r"Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|U\.S)|\b[A-Z])\.$"
+)
 _BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|(?<=\][.!?])\s+(?=\S)")
 
 
@@ -544,7 +624,7 @@ def _split_sentences(text: str) -> list[str]:
         fast = "]" not in block
         for m in (_BOUNDARY_FAST if fast else _BOUNDARY).finditer(block):
             end = m.start() + 1 if fast else m.start()
-            tail = block[max(start, end - 16):end]
+            tail = block[max(start, end - 16) : end]
             a = _ABBREV.search(tail)
             if a and (a.start() > 0 or end - start <= 16):
                 continue
@@ -578,7 +658,7 @@ class _Passage:
             self.sentences = []
             a = 0
             for x, k in zip(sents, counts):
-                self.sentences.append(_Sentence(x, frozenset(chain.from_iterable(per_chunk[a:a + k]))))
+                self.sentences.append(_Sentence(x, frozenset(chain.from_iterable(per_chunk[a : a + k]))))
                 a += k
         else:
             self.sentences = [_Sentence(x, _terms_of(x)) for x in sents]
@@ -628,6 +708,7 @@ def strip_attribution(claim: str) -> str:
 
 # --- the scorer -------------------------------------------------------------------------------
 
+
 class LexicalSupport:
     """Support from words alone; see the module docstring. Implements SupportScorer."""
 
@@ -671,8 +752,11 @@ class LexicalSupport:
                 # ov >= 0: a tie is never with the initial -1, so `one` / `best_win` are set there
                 if ov > one_ov or (ov == one_ov and one is not None and len(s.text) < len(one.text)):
                     one_ov, one = ov, s
-                if ov > best_ov or (ov == best_ov and best_win is not None
-                                    and (len(best_win) == 2 or len(s.text) < len(best_win[0].text))):
+                if ov > best_ov or (
+                    ov == best_ov
+                    and best_win is not None
+                    and (len(best_win) == 2 or len(s.text) < len(best_win[0].text))
+                ):
                     best_ov, best_win = ov, (s,)
                 if prev_hits is not None:
                     ov2 = len(hits | prev_hits)
@@ -692,8 +776,11 @@ class LexicalSupport:
             reasons.extend(num_reasons)
             fail = True
         if best_win and best_ov > 0:
-            window = _full(best_win[0].text) if len(best_win) == 1 else \
-                _merge(_full(best_win[0].text), _full(best_win[1].text))
+            window = (
+                _full(best_win[0].text)
+                if len(best_win) == 1
+                else _merge(_full(best_win[0].text), _full(best_win[1].text))
+            )
             neg = _negation(c, window)
             if neg:
                 reasons.append(f"negation_mismatch:{neg}")
@@ -776,12 +863,15 @@ def _antonym(c: _Text, w: _Text) -> str | None:
             continue
         for pair, side, par in cc.marks:
             opp = max((ov for ov, wc in overlaps if (pair, 1 - side, par) in wc.marks), default=0)
-            same = max((ov for ov, wc in overlaps if (pair, side, par) in wc.marks
-                        or (pair, 1 - side, 1 - par) in wc.marks), default=0)
+            same = max(
+                (ov for ov, wc in overlaps if (pair, side, par) in wc.marks or (pair, 1 - side, 1 - par) in wc.marks),
+                default=0,
+            )
             if opp > 0 and opp > same and 2 * opp >= best:
                 a = cc.words.get((pair, side), "?")
-                b = next(wc.words[(pair, 1 - side)] for ov, wc in overlaps
-                         if ov == opp and (pair, 1 - side, par) in wc.marks)
+                b = next(
+                    wc.words[(pair, 1 - side)] for ov, wc in overlaps if ov == opp and (pair, 1 - side, par) in wc.marks
+                )
                 return f"{a}/{b}"
     return None
 
@@ -802,8 +892,11 @@ def _number_problems(claim: str, ps: list[_Passage]) -> tuple[list[str], list[st
         scores |= pn.scores
     out: list[str] = []
     for mant, value in cn.items:
-        ok = (value in scaled) if value is not None else (
-            mant in raw or (mant.count(".") <= 1 and round(float(mant), 3) in scaled))
+        ok = (
+            (value in scaled)
+            if value is not None
+            else (mant in raw or (mant.count(".") <= 1 and round(float(mant), 3) in scaled))
+        )
         if not ok and not _values_agree(claim, mant, value, ps):
             out.append(f"number_missing:{mant}")
     for s in sorted(cn.scores):
@@ -826,8 +919,13 @@ def _range_written_out(group: str, ps: list[_Passage]) -> bool:
     parts = group.split("-")
     if len(parts) != 2:
         return False
-    rx = re.compile(r"(?<![\d.,])" + re.escape(parts[0]) + r"(?:%| ?percent)?\s*(?:\u2013|to|and|through)\s*"
-                    + re.escape(parts[1]) + r"(?![\d])")
+    rx = re.compile(
+        r"(?<![\d.,])"
+        + re.escape(parts[0])
+        + r"(?:%| ?percent)?\s*(?:\u2013|to|and|through)\s*"
+        + re.escape(parts[1])
+        + r"(?![\d])"
+    )
     return any(rx.search(p.text) for p in ps)
 
 
@@ -835,15 +933,23 @@ def _values_agree(claim: str, mant: str, value: float | None, ps: list[_Passage]
     """Second opinion from app.language.values, when it exists: the same value written another way
     ("two hours"), the passage's amount within the rounding of the claim's ("$0.45m" for "$449,000")."""
     mod = _values()
-    if mod is None or (value is None and ("." in mant or float(mant) > 100)):  # "." first: "5.4.2" never reaches float()
+    if mod is None or (
+        value is None and ("." in mant or float(mant) > 100)
+    ):  # "." first: "5.4.2" never reaches float()
         return False  # only small counts ("two hours") and amounts with a magnitude can be written otherwise
     try:
         target = value if value is not None else float(mant)
         decimals = len(mant.partition(".")[2])
-        tolerance = 0.5 * 10 ** -decimals * (target / float(mant) if float(mant) else 1.0) + 1e-9
-        mine = [v for v in mod.find_values(claim)
-                if v.amount is not None and (abs(v.amount - target) <= 1e-9 * max(1.0, abs(target))
-                                             or abs(v.amount - float(mant)) <= 1e-9 * max(1.0, float(mant)))]
+        tolerance = 0.5 * 10**-decimals * (target / float(mant) if float(mant) else 1.0) + 1e-9
+        mine = [
+            v
+            for v in mod.find_values(claim)
+            if v.amount is not None
+            and (
+                abs(v.amount - target) <= 1e-9 * max(1.0, abs(target))
+                or abs(v.amount - float(mant)) <= 1e-9 * max(1.0, float(mant))
+            )
+        ]
         if not mine:
             return False
         for p in ps:

@@ -1,4 +1,5 @@
 """Small text helpers shared by stages: word terms, sentence splitting, URL stripping."""
+
 from __future__ import annotations
 
 import re
@@ -39,9 +40,23 @@ def stem(word: str) -> str:
 
 
 # Words a question and its answer use interchangeably, met on one canonical term.
-_CANON = {"cost": "pric", "pricing": "pric", "priced": "pric", "pric": "pric", "fee": "pric", "fees": "pric", "charg": "pric",
-          "launch": "releas", "shipp": "releas", "ship": "releas", "releas": "releas", "publish": "releas",
-          "won": "win", "winner": "win", "victor": "win"}
+_CANON = {
+    "cost": "pric",
+    "pricing": "pric",
+    "priced": "pric",
+    "pric": "pric",
+    "fee": "pric",
+    "fees": "pric",
+    "charg": "pric",
+    "launch": "releas",
+    "shipp": "releas",
+    "ship": "releas",
+    "releas": "releas",
+    "publish": "releas",
+    "won": "win",
+    "winner": "win",
+    "victor": "win",
+}
 
 
 @lru_cache(maxsize=65536)
@@ -70,7 +85,9 @@ def numbers(text: str) -> set[str]:
 
 # Sentence ends: ., ! or ? followed by space/close-quote and an upper-case letter, digit or quote,
 # but not after a common abbreviation or an initial.
-_ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|Mr|Mrs|Ms|Dr|Prof|Inc|Ltd|Jr|Sr|St|No|Fig|approx|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|U\.S)|\b[A-Z])\.$")
+_ABBREV = re.compile(
+    r"(?:\b(?:e\.g|i\.e|etc|vs|cf|Mr|Mrs|Ms|Dr|Prof|Inc|Ltd|Jr|Sr|St|No|Fig|approx|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|U\.S)|\b[A-Z])\.$"
+)
 _BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|(?<=\][.!?])\s+(?=\S)")
 
 
@@ -96,9 +113,11 @@ def split_sentences(text: str) -> list[str]:
 
 
 _MD_LINK = re.compile(r"!?\[([^\]\n]*)\]\((?:[^()\s]|\([^()\s]*\))+\)")
-_URL = re.compile(r"(?:https?://|www\.)[^\s<>()\[\]\"']*[^\s<>()\[\]\"'.,;:!?]"
-                  r"|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}/(?:[^\s<>()\[\]\"']*[^\s<>()\[\]\"'.,;:!?])?",
-                  re.I)  # also a bare host/path; trailing punctuation stays with the sentence
+_URL = re.compile(
+    r"(?:https?://|www\.)[^\s<>()\[\]\"']*[^\s<>()\[\]\"'.,;:!?]"
+    r"|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}/(?:[^\s<>()\[\]\"']*[^\s<>()\[\]\"'.,;:!?])?",
+    re.I,
+)  # also a bare host/path; trailing punctuation stays with the sentence
 _ANGLE_URL = re.compile(r"<(?:https?://)[^>\s]+>", re.I)
 
 

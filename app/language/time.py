@@ -1,5 +1,6 @@
 """Time sensitivity, defined once: which class of freshness a question needs, and the evidence
 window each class allows. The router, planner, gate and caches read these, never their own lists."""
+
 from __future__ import annotations
 
 import enum
@@ -16,8 +17,11 @@ class TimeClass(str, enum.Enum):
 # Evidence window (days) per class when the request sets none.
 WINDOW_DAYS = {TimeClass.live: 30, TimeClass.news: 90, TimeClass.dated: 730, TimeClass.stable: 3650}
 
-_LIVE = re.compile(r"\b(prices?|pricing|costs?|stock|status|today|now|tonight|weather|score|rates?|fees?|"
-                   r"current(?:ly)? (?:price|cost|rate|fee|status|score))\b", re.I)
+_LIVE = re.compile(
+    r"\b(prices?|pricing|costs?|stock|status|today|now|tonight|weather|score|rates?|fees?|"
+    r"current(?:ly)? (?:price|cost|rate|fee|status|score))\b",
+    re.I,
+)
 _NEWS = re.compile(r"\b(news|latest|newest|recent(?:ly)?|this (?:week|month|year)|announce[sd]?)\b", re.I)
 _DATED = re.compile(r"\b(current(?:ly)?|upcoming|as of|schedule|nowadays)\b", re.I)
 

@@ -32,6 +32,7 @@ Hand-written: on the labelled set (eval/labelled/values.jsonl, bench/values.py) 
 accurate than price-parser, quantulum3, dateparser's search_dates, word2number, text2num and
 number-parser at their parts of the job, and 5-100x faster than all but text2num.
 """
+
 from __future__ import annotations
 
 import re
@@ -62,25 +63,92 @@ class Value:
 # Number words
 
 _SMALL_WORDS = {
-    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
-    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
+    "zero": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
 }
-_TENS_WORDS = {"twenty": 20, "thirty": 30, "forty": 40, "fourty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
-               "eighty": 80, "ninety": 90}
-_SCALE_WORDS = {"hundred": 100, "thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12,
-                "lakh": 1e5, "lakhs": 1e5, "lac": 1e5, "crore": 1e7, "crores": 1e7}
+_TENS_WORDS = {
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fourty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+}
+_SCALE_WORDS = {
+    "hundred": 100,
+    "thousand": 1e3,
+    "million": 1e6,
+    "billion": 1e9,
+    "trillion": 1e12,
+    "lakh": 1e5,
+    "lakhs": 1e5,
+    "lac": 1e5,
+    "crore": 1e7,
+    "crores": 1e7,
+}
 # Abbreviated scales, after digits ("4.1bn", "$410m", "2.5 mln").
-_SCALE_ABBREV = {"k": 1e3, "m": 1e6, "mn": 1e6, "mln": 1e6, "mil": 1e6, "b": 1e9, "bn": 1e9, "bln": 1e9,
-                 "t": 1e12, "tn": 1e12, "trn": 1e12, "cr": 1e7}
+_SCALE_ABBREV = {
+    "k": 1e3,
+    "m": 1e6,
+    "mn": 1e6,
+    "mln": 1e6,
+    "mil": 1e6,
+    "b": 1e9,
+    "bn": 1e9,
+    "bln": 1e9,
+    "t": 1e12,
+    "tn": 1e12,
+    "trn": 1e12,
+    "cr": 1e7,
+}
 _FRACTIONS = {"½": 0.5, "¼": 0.25, "¾": 0.75, "⅓": 1 / 3, "⅔": 2 / 3, "⅛": 0.125}
 
-_NUMBER_WORD_ALT = "|".join(sorted([*_SMALL_WORDS, *_TENS_WORDS, "hundred", "thousand", "million", "billion",
-                                    "trillion", "dozen", "lakh", "crore", "half"], key=len, reverse=True))
+_NUMBER_WORD_ALT = "|".join(
+    sorted(
+        [
+            *_SMALL_WORDS,
+            *_TENS_WORDS,
+            "hundred",
+            "thousand",
+            "million",
+            "billion",
+            "trillion",
+            "dozen",
+            "lakh",
+            "crore",
+            "half",
+        ],
+        key=len,
+        reverse=True,
+    )
+)
 _SCALE_AHEAD = r"(?=[-\s]+(?:hundred|thousand|million|billion|trillion|dozen|lakh|crore|half)\b)"
 # A run of number words: "twenty-five", "nine hundred", "a dozen", "five-and-a-half", "half a million".
-_WORDNUM = (rf"(?:{_NUMBER_WORD_ALT}|an?{_SCALE_AHEAD})\b"
-            rf"(?:[-\s]+(?:and[-\s]+)?(?:{_NUMBER_WORD_ALT}|an?{_SCALE_AHEAD})\b)*")
+_WORDNUM = (
+    rf"(?:{_NUMBER_WORD_ALT}|an?{_SCALE_AHEAD})\b"
+    rf"(?:[-\s]+(?:and[-\s]+)?(?:{_NUMBER_WORD_ALT}|an?{_SCALE_AHEAD})\b)*"
+)
 _WORD_TOKEN = re.compile(r"[a-z]+")
 
 
@@ -175,7 +243,7 @@ def _digits_value(s: str) -> float | None:
 
 @lru_cache(maxsize=8192)
 def parse_number(text: str) -> float | None:
-    """"410", "4.1", "1,200", "twenty-five", "three hundred", "4.1bn", "2.5 million", "a dozen",
+    """ "410", "4.1", "1,200", "twenty-five", "three hundred", "4.1bn", "2.5 million", "a dozen",
     "half a million", "five-and-a-half" -> the number; None if ``text`` is not one number."""
     s = text.strip().lower()
     if not s:
@@ -219,34 +287,104 @@ def parse_number(text: str) -> float | None:
 # Currencies
 
 _CUR_PREFIX = {
-    "$": "USD", "us$": "USD", "us $": "USD", "u.s.$": "USD", "a$": "AUD", "au$": "AUD", "c$": "CAD", "ca$": "CAD",
-    "can$": "CAD", "nz$": "NZD", "hk$": "HKD", "s$": "SGD", "nt$": "TWD", "mx$": "MXN", "r$": "BRL",
-    "€": "EUR", "£": "GBP", "¥": "JPY", "cn¥": "CNY", "₹": "INR", "₩": "KRW", "₽": "RUB", "₺": "TRY", "₪": "ILS",
-    "₱": "PHP", "₦": "NGN", "₫": "VND", "฿": "THB", "rs": "INR", "rs.": "INR",
+    "$": "USD",
+    "us$": "USD",
+    "us $": "USD",
+    "u.s.$": "USD",
+    "a$": "AUD",
+    "au$": "AUD",
+    "c$": "CAD",
+    "ca$": "CAD",
+    "can$": "CAD",
+    "nz$": "NZD",
+    "hk$": "HKD",
+    "s$": "SGD",
+    "nt$": "TWD",
+    "mx$": "MXN",
+    "r$": "BRL",
+    "€": "EUR",
+    "£": "GBP",
+    "¥": "JPY",
+    "cn¥": "CNY",
+    "₹": "INR",
+    "₩": "KRW",
+    "₽": "RUB",
+    "₺": "TRY",
+    "₪": "ILS",
+    "₱": "PHP",
+    "₦": "NGN",
+    "₫": "VND",
+    "฿": "THB",
+    "rs": "INR",
+    "rs.": "INR",
 }
-_ISO = ("USD EUR GBP JPY CHF CAD AUD NZD CNY RMB HKD INR SGD SEK NOK DKK KRW BRL MXN ZAR RUB TRY PLN TWD AED SAR "
-        "ILS THB IDR MYR PHP NGN").split()
+_ISO = (
+    "USD EUR GBP JPY CHF CAD AUD NZD CNY RMB HKD INR SGD SEK NOK DKK KRW BRL MXN ZAR RUB TRY PLN TWD AED SAR "
+    "ILS THB IDR MYR PHP NGN"
+).split()
 # A currency before a number, read backwards from the number's first digit.
-_LB_CUR = re.compile(r"(?:(?<![A-Za-z])(?:US ?|U\.S\.|AU|A|CA|Can|C|NZ|HK|NT|MX|S|R)\$|(?<![A-Za-z])CN¥|[$€£¥₹₩₽₺₪₱₦₫฿]"
-                     rf"|(?<![A-Za-z])(?:Rs\.?|{'|'.join(_ISO)}))\s?$")
+_LB_CUR = re.compile(
+    r"(?:(?<![A-Za-z])(?:US ?|U\.S\.|AU|A|CA|Can|C|NZ|HK|NT|MX|S|R)\$|(?<![A-Za-z])CN¥|[$€£¥₹₩₽₺₪₱₦₫฿]"
+    rf"|(?<![A-Za-z])(?:Rs\.?|{'|'.join(_ISO)}))\s?$"
+)
 
 _CUR_WORDS = {
-    "dollar": "USD", "us dollar": "USD", "u.s. dollar": "USD", "american dollar": "USD", "canadian dollar": "CAD",
-    "australian dollar": "AUD", "hong kong dollar": "HKD", "new zealand dollar": "NZD", "singapore dollar": "SGD",
-    "taiwan dollar": "TWD", "taiwanese dollar": "TWD", "euro": "EUR", "pound sterling": "GBP", "sterling": "GBP",
-    "british pound": "GBP", "yen": "JPY", "yuan": "CNY", "renminbi": "CNY", "rupee": "INR", "indian rupee": "INR",
-    "rouble": "RUB", "ruble": "RUB", "swiss franc": "CHF", "franc": "CHF", "peso": "MXN", "mexican peso": "MXN",
-    "real": "BRL", "reais": "BRL", "rand": "ZAR", "lira": "TRY", "dirham": "AED", "riyal": "SAR", "naira": "NGN",
-    "shekel": "ILS", "zloty": "PLN", "baht": "THB", "ringgit": "MYR", "rupiah": "IDR", "won": "KRW",
-    "cent": "USD/100", "euro cent": "EUR/100", "pence": "GBP/100", "penny": "GBP/100",
-    "krona": "SEK", "kronor": "SEK", "krone": "NOK", "kroner": "NOK",
+    "dollar": "USD",
+    "us dollar": "USD",
+    "u.s. dollar": "USD",
+    "american dollar": "USD",
+    "canadian dollar": "CAD",
+    "australian dollar": "AUD",
+    "hong kong dollar": "HKD",
+    "new zealand dollar": "NZD",
+    "singapore dollar": "SGD",
+    "taiwan dollar": "TWD",
+    "taiwanese dollar": "TWD",
+    "euro": "EUR",
+    "pound sterling": "GBP",
+    "sterling": "GBP",
+    "british pound": "GBP",
+    "yen": "JPY",
+    "yuan": "CNY",
+    "renminbi": "CNY",
+    "rupee": "INR",
+    "indian rupee": "INR",
+    "rouble": "RUB",
+    "ruble": "RUB",
+    "swiss franc": "CHF",
+    "franc": "CHF",
+    "peso": "MXN",
+    "mexican peso": "MXN",
+    "real": "BRL",
+    "reais": "BRL",
+    "rand": "ZAR",
+    "lira": "TRY",
+    "dirham": "AED",
+    "riyal": "SAR",
+    "naira": "NGN",
+    "shekel": "ILS",
+    "zloty": "PLN",
+    "baht": "THB",
+    "ringgit": "MYR",
+    "rupiah": "IDR",
+    "won": "KRW",
+    "cent": "USD/100",
+    "euro cent": "EUR/100",
+    "pence": "GBP/100",
+    "penny": "GBP/100",
+    "krona": "SEK",
+    "kronor": "SEK",
+    "krone": "NOK",
+    "kroner": "NOK",
 }
 # Words that only name a currency after a scale ("3 billion won"; "3 won" is a verb).
 _CUR_NEEDS_SCALE = {"won", "real", "rand"}
 _CUR_WORD_ALT = "|".join(sorted((re.escape(w) for w in _CUR_WORDS), key=len, reverse=True))
 _CUR_SUFFIX = re.compile(
     rf"[\s-]?(?:(?P<w>(?:{_CUR_WORD_ALT})(?:s|es)?)\b|(?P<iso>{'|'.join(_ISO)})\b|(?P<sym>[€£¥₹₩₽₺₪₱₦₫฿]))"
-    r"|(?P<pounds>[\s-]?(?:British\s+)?pounds?(?:\s+sterling)?\b)", re.I)
+    r"|(?P<pounds>[\s-]?(?:British\s+)?pounds?(?:\s+sterling)?\b)",
+    re.I,
+)
 
 # ---------------------------------------------------------------------------------------------
 # Units
@@ -260,8 +398,15 @@ def _words(canon: str, *forms: str) -> None:
 
 
 _words("mph", "miles per hour", "mile per hour", "miles an hour", "mile an hour")
-_words("km/h", "kilometres per hour", "kilometers per hour", "kilometre per hour", "kilometer per hour",
-       "kilometres an hour", "kilometers an hour")
+_words(
+    "km/h",
+    "kilometres per hour",
+    "kilometers per hour",
+    "kilometre per hour",
+    "kilometer per hour",
+    "kilometres an hour",
+    "kilometers an hour",
+)
 _words("m/s", "metres per second", "meters per second")
 _words("mpg", "miles per gallon", "mile per gallon")
 _words("km/L", "kilometres per litre", "kilometers per liter", "kilometres per liter", "kilometers per litre")
@@ -332,16 +477,89 @@ _words("ha", "hectares", "hectare")
 _words("kn", "knots", "knot")
 # Symbols, case-sensitive ("m" metre vs "M"; "g" gram vs "5G").
 _UNIT_SYMBOLS = {
-    "mph": "mph", "MPH": "mph", "km/h": "km/h", "kph": "km/h", "kmh": "km/h", "km/hr": "km/h", "KPH": "km/h",
-    "m/s": "m/s", "mpg": "mpg", "MPG": "mpg", "km": "km", "m": "m", "cm": "cm", "mm": "mm", "mi": "mi", "ft": "ft",
-    "yd": "yd", '"': "in", "″": "in", "g": "g", "kg": "kg", "mg": "mg", "lb": "lb", "lbs": "lb", "oz": "oz",
-    "mL": "mL", "ml": "mL", "L": "L", "l": "L", "gal": "gal", "tsp": "tsp", "Tbsp": "tbsp", "tbsp": "tbsp",
-    "TBSP": "tbsp", "ms": "ms", "h": "h", "min": "min", "Hz": "Hz", "kHz": "kHz", "MHz": "MHz", "GHz": "GHz",
-    "W": "W", "kW": "kW", "MW": "MW", "GW": "GW", "Wh": "Wh", "kWh": "kWh", "MWh": "MWh", "GWh": "GWh", "mAh": "mAh",
-    "V": "V", "kV": "kV", "KB": "KB", "kB": "KB", "MB": "MB", "GB": "GB", "TB": "TB", "PB": "PB", "Kbps": "Kbps",
-    "kbps": "Kbps", "Mbps": "Mbps", "Gbps": "Gbps", "MB/s": "MB/s", "GB/s": "GB/s", "hp": "hp", "bhp": "hp",
-    "HP": "hp", "dB": "dB", "dBA": "dB", "dBa": "dB", "MP": "MP", "mAH": "mAh", "ha": "ha", "nm": "nm", "cc": "cc",
-    "KG": "kg", "Kg": "kg", "GHZ": "GHz", "MHZ": "MHz", "KM": "km", "kt": "kn", "fps": "fps", "FPS": "fps",
+    "mph": "mph",
+    "MPH": "mph",
+    "km/h": "km/h",
+    "kph": "km/h",
+    "kmh": "km/h",
+    "km/hr": "km/h",
+    "KPH": "km/h",
+    "m/s": "m/s",
+    "mpg": "mpg",
+    "MPG": "mpg",
+    "km": "km",
+    "m": "m",
+    "cm": "cm",
+    "mm": "mm",
+    "mi": "mi",
+    "ft": "ft",
+    "yd": "yd",
+    '"': "in",
+    "″": "in",
+    "g": "g",
+    "kg": "kg",
+    "mg": "mg",
+    "lb": "lb",
+    "lbs": "lb",
+    "oz": "oz",
+    "mL": "mL",
+    "ml": "mL",
+    "L": "L",
+    "l": "L",
+    "gal": "gal",
+    "tsp": "tsp",
+    "Tbsp": "tbsp",
+    "tbsp": "tbsp",
+    "TBSP": "tbsp",
+    "ms": "ms",
+    "h": "h",
+    "min": "min",
+    "Hz": "Hz",
+    "kHz": "kHz",
+    "MHz": "MHz",
+    "GHz": "GHz",
+    "W": "W",
+    "kW": "kW",
+    "MW": "MW",
+    "GW": "GW",
+    "Wh": "Wh",
+    "kWh": "kWh",
+    "MWh": "MWh",
+    "GWh": "GWh",
+    "mAh": "mAh",
+    "V": "V",
+    "kV": "kV",
+    "KB": "KB",
+    "kB": "KB",
+    "MB": "MB",
+    "GB": "GB",
+    "TB": "TB",
+    "PB": "PB",
+    "Kbps": "Kbps",
+    "kbps": "Kbps",
+    "Mbps": "Mbps",
+    "Gbps": "Gbps",
+    "MB/s": "MB/s",
+    "GB/s": "GB/s",
+    "hp": "hp",
+    "bhp": "hp",
+    "HP": "hp",
+    "dB": "dB",
+    "dBA": "dB",
+    "dBa": "dB",
+    "MP": "MP",
+    "mAH": "mAh",
+    "ha": "ha",
+    "nm": "nm",
+    "cc": "cc",
+    "KG": "kg",
+    "Kg": "kg",
+    "GHZ": "GHz",
+    "MHZ": "MHz",
+    "KM": "km",
+    "kt": "kn",
+    "fps": "fps",
+    "FPS": "fps",
 }
 # Units that may stand after one adjective ("four straight years", "eight more hours").
 _ADJ_UNITS = re.compile(r"\s+([a-z]{3,})\s+(years?|hours?|minutes?|days?|weeks?|months?|miles?|seconds?|decades?)\b")
@@ -351,47 +569,82 @@ _UNIT_SYM_ALT = "|".join(sorted((re.escape(w) for w in _UNIT_SYMBOLS), key=len, 
 _UNIT = re.compile(rf"(?:[ \u00a0]?|-)(?:(?P<w>(?i:{_UNIT_WORD_ALT}))|(?P<s>{_UNIT_SYM_ALT}))(?![A-Za-z0-9])")
 _DEG_UNIT = re.compile(r"\s?[°º]\s?([CF])?(?![A-Za-z])")
 
-_SCALE_AFTER = re.compile(r"[\s-]?(?P<w>(?i:hundred|thousand|million|billion|trillion|dozen|lakhs?|lac|crores?|mn|mln|"
-                          r"bn|bln|tn|trn)|cr)\b")
-_PERCENT = re.compile(r"\s?(?:%|％)|[\s-]?(?i:percent|per\s?cent|pct|pc)\b(?!\.\d)|(?P<pp>\s?(?i:percentage[\s-]points?|"
-                      r"ppts?|pp)\b)")
+_SCALE_AFTER = re.compile(
+    r"[\s-]?(?P<w>(?i:hundred|thousand|million|billion|trillion|dozen|lakhs?|lac|crores?|mn|mln|"
+    r"bn|bln|tn|trn)|cr)\b"
+)
+_PERCENT = re.compile(
+    r"\s?(?:%|％)|[\s-]?(?i:percent|per\s?cent|pct|pc)\b(?!\.\d)|(?P<pp>\s?(?i:percentage[\s-]points?|"
+    r"ppts?|pp)\b)"
+)
 _NEXT_WORD = re.compile(r"(?:\s+or\s+(?:more|so)|\s*\+|\s+plus)?\s+(?P<w>[A-Za-z][A-Za-z'’]*)")
 _PREV_TOKEN = re.compile(r"(?:^|(?<=[\s(\"“‘']))([A-Za-z][\w&.+'’-]*)\s+$")
 _RANGE_SEP = re.compile(r"\s*[-–—]\s*|\s+to\s+|-to-|\s+and\s+|\s+or\s+|\s*/\s*(?=[$€£])", re.I)
 
 # Words after a number that show it counts nothing ("the 11 is", "at 9 on Monday").
-_NOT_NOUNS = frozenset(STOP_WORDS | set(
-    """to in on at by for from with and or nor but than as is are was were be been being am has have had will
+_NOT_NOUNS = frozenset(
+    STOP_WORDS
+    | set(
+        """to in on at by for from with and or nor but than as is are was were be been being am has have had will
     would can could should may might must shall did do does per a an the this that these those it its he she they
     we you i his her their our my your me him them us if when while after before since until into onto over under
     through about against between among which who whom whose where why how so not no also up down off out more
     less fewer most least only just still yet even all both each either neither again too very then there here
     what ago now today yesterday tomorrow tonight later earlier already nearly almost around approximately
-    roughly last next vs versus via percent pct cent et al etc say says said""".split())
-    | set(_SMALL_WORDS) | set(_TENS_WORDS) | set(_SCALE_WORDS) | {"dozen", "half"}) \
-    - {"of", "new", "newest", "latest", "recent", "current", "other", "own", "same", "such"}  # "208,560 new vehicles"
+    roughly last next vs versus via percent pct cent et al etc say says said""".split()
+    )
+    | set(_SMALL_WORDS)
+    | set(_TENS_WORDS)
+    | set(_SCALE_WORDS)
+    | {"dozen", "half"}
+) - {"of", "new", "newest", "latest", "recent", "current", "other", "own", "same", "such"}  # "208,560 new vehicles"
 # A capitalised word before a number is a name ("Windows 10", "Series 3") unless it is one of these.
-_FUNCTION_WORDS = frozenset(STOP_WORDS | set(
-    """about around nearly almost some over under more less than only just roughly approximately another save get
+_FUNCTION_WORDS = frozenset(
+    STOP_WORDS
+    | set(
+        """about around nearly almost some over under more less than only just roughly approximately another save get
     buy up down top below above exactly estimated least total extra additional additionally also plus minus
     at by in on of for from to with and but or since until after before during between among within across
-    ages aged age""".split()))
+    ages aged age""".split()
+    )
+)
 # Verbs in -s that follow model names ("Windows 10 runs", "Series 3 features" stays a plural).
-_S_VERBS = frozenset("""runs has is was does says gets makes comes goes uses needs offers includes costs sells ships
+_S_VERBS = frozenset(
+    """runs has is was does says gets makes comes goes uses needs offers includes costs sells ships
     adds brings takes gives shows looks seems remains supports lets keeps helps works starts ends launches arrives
-    requires""".split())
-_IRREGULAR_PLURALS = frozenset("people men women children police staff feet teeth mice geese cattle sheep fish deer "
-                               "aircraft personnel crew troops".split())
-_QUANTITY_CUE = re.compile(r"\b(?:than|about|around|nearly|almost|some|over|roughly|approximately|estimated|another|"
-                           r"all|the|employs|employed|had|has|have|with)\s+$", re.I)
+    requires""".split()
+)
+_IRREGULAR_PLURALS = frozenset(
+    "people men women children police staff feet teeth mice geese cattle sheep fish deer "
+    "aircraft personnel crew troops".split()
+)
+_QUANTITY_CUE = re.compile(
+    r"\b(?:than|about|around|nearly|almost|some|over|roughly|approximately|estimated|another|"
+    r"all|the|employs|employed|had|has|have|with)\s+$",
+    re.I,
+)
 
 # ---------------------------------------------------------------------------------------------
 # The scanner
 
-_MONTHS = {"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "oct": 10,
-           "nov": 11, "dec": 12}
-_MON = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?"
-        r"|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\b")
+_MONTHS = {
+    "jan": 1,
+    "feb": 2,
+    "mar": 3,
+    "apr": 4,
+    "may": 5,
+    "jun": 6,
+    "jul": 7,
+    "aug": 8,
+    "sep": 9,
+    "oct": 10,
+    "nov": 11,
+    "dec": 12,
+}
+_MON = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?"
+    r"|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\b"
+)
 _DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?(?![\d%])"
 _YEAR4 = r"(?:1[6-9]|20)\d\d(?!\d)"
 _DIGITS = r"(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?[½¼¾⅓⅔⅛]?|[½¼¾⅓⅔⅛]|\.\d+"
@@ -403,16 +656,30 @@ _TRAP_EXCEPT = frozenset({"mid", "pre", "post", "late", "early", "top", "over", 
 # What may stand right before a number's first digit, read backwards from it.
 _MONTH_TAILS = frozenset("nbhlyegtprvc.,f")  # last characters of "Jan", "March", "Sept.", "May," "of"
 _CUR_SYMBOLS = frozenset("$€£¥₹₩₽₺₪₱₦₫฿")
-_CUR_SYM_ISO = {"€": "EUR", "£": "GBP", "¥": "JPY", "₹": "INR", "₩": "KRW", "₽": "RUB", "₺": "TRY", "₪": "ILS",
-                "₱": "PHP", "₦": "NGN", "₫": "VND", "฿": "THB"}
+_CUR_SYM_ISO = {
+    "€": "EUR",
+    "£": "GBP",
+    "¥": "JPY",
+    "₹": "INR",
+    "₩": "KRW",
+    "₽": "RUB",
+    "₺": "TRY",
+    "₪": "ILS",
+    "₱": "PHP",
+    "₦": "NGN",
+    "₫": "VND",
+    "฿": "THB",
+}
 _CUR_TAILS = frozenset("$.ABCDEFGHIJKLMNOPQRSTUVWXYZs¥")  # "US $ 5", "Rs. 5", "CHF 45", "Rs 200"
 _LB_MONTH = re.compile(rf"(?<![A-Za-z]){_MON}\.?,?\s+(?:of\s+)?$")
 _LB_VERSION = re.compile(r"(?<![\w.])[Vv]ersion\s+$")
 _LB_PHONE = re.compile(r"(?:(?<![\w)])\(|(?<![\w+])\+\d{0,3}[\s.-]?\(?)$")
 _LB_SIGN = re.compile(r"(?:\bNos?\.\s*|[#§¶]\s*)$")  # "No. 1", "#3", "§ 68": ranks and sections, not values
 
-_AT_MONTH = re.compile(rf"(?P<mdy>(?P<m1>{_MON})\.?\s+(?P<d1>{_DAY})(?:,?\s+(?P<y1>{_YEAR4}))?)"
-                       rf"|(?P<my>(?P<m3>{_MON})\.?,?\s+(?:of\s+)?(?P<y3>{_YEAR4}))")
+_AT_MONTH = re.compile(
+    rf"(?P<mdy>(?P<m1>{_MON})\.?\s+(?P<d1>{_DAY})(?:,?\s+(?P<y1>{_YEAR4}))?)"
+    rf"|(?P<my>(?P<m3>{_MON})\.?,?\s+(?:of\s+)?(?P<y3>{_YEAR4}))"
+)
 _AT_VERSION = re.compile(r"(?:[vV]|[Vv]ersion\s+)(?P<v>\d+(?:\.\d+)*)(?!\w|\.\d)")
 _AT_PHONE = re.compile(r"\+\d{1,3}(?:[\s.-]?\(?\d+\)?){2,}|\(\d{3}\)\s?\d{3}[.-]\d{4}(?!\d)")
 _AT_DIGIT = re.compile(
@@ -426,8 +693,9 @@ _AT_DIGIT = re.compile(
     rf"|(?P<num>{_DIGITS})(?P<suf>[A-Za-z]\w*)?(?!\w)"
 )
 # Number words: a set test first (most sentences have none), then the run at each such word.
-_NUMBER_WORDS = frozenset({*_SMALL_WORDS, *_TENS_WORDS, "hundred", "thousand", "million", "billion", "trillion",
-                           "dozen", "lakh", "crore"})
+_NUMBER_WORDS = frozenset(
+    {*_SMALL_WORDS, *_TENS_WORDS, "hundred", "thousand", "million", "billion", "trillion", "dozen", "lakh", "crore"}
+)
 _LOWER_WORD = re.compile(r"[a-z]+")
 _ALPHA_WORD = re.compile(r"(?<![\w.])[A-Za-z]+")
 _WORDNUM_AT = re.compile(rf"(?i:{_WORDNUM})")
@@ -496,8 +764,17 @@ def _plural(word: str) -> bool:
     return len(w) > 2 and w.endswith("s") and not w.endswith(("ss", "us", "is")) and w not in _S_VERBS
 
 
-def _classify(text: str, start: int, end: int, amount: float, cur: str | None, suf: str | None, items: list[_Item],
-              year_ok: bool, weak: bool = False) -> None:
+def _classify(
+    text: str,
+    start: int,
+    end: int,
+    amount: float,
+    cur: str | None,
+    suf: str | None,
+    items: list[_Item],
+    year_ok: bool,
+    weak: bool = False,
+) -> None:
     """Type the number text[start:end] (value ``amount``) from its context and append it."""
     scale = 1.0
     if suf:
@@ -569,8 +846,11 @@ def _classify(text: str, start: int, end: int, amount: float, cur: str | None, s
     if m:
         sym = m["s"]
         # a symbol never follows a hyphen ("3-D", "5-G"); an inch mark is attached and not a closing quote
-        if sym is None or text[end] != "-" and not (
-                sym in ('"', "″") and (text[end] != sym or (start and text[start - 1] in "\"“'"))):
+        if (
+            sym is None
+            or text[end] != "-"
+            and not (sym in ('"', "″") and (text[end] != sym or (start and text[start - 1] in "\"“'")))
+        ):
             unit = _UNIT_WORDS[" ".join(m["w"].lower().split())] if m["w"] else _UNIT_SYMBOLS[sym]
             end2 = m.end()
             if unit == "year" and text.startswith("-old", end2):
@@ -626,8 +906,17 @@ def _word_numbers(text: str, start: int, end: int, items: list[_Item]) -> None:
             i += 1
             continue
         j, v = found
-        _classify(text, toks[i][1], toks[j - 1][2], v, None, None, items, year_ok=False,
-                  weak=j - i == 1 and toks[i][0] == "one")
+        _classify(
+            text,
+            toks[i][1],
+            toks[j - 1][2],
+            v,
+            None,
+            None,
+            items,
+            year_ok=False,
+            weak=j - i == 1 and toks[i][0] == "one",
+        )
         i = j
 
 
@@ -708,8 +997,7 @@ def _scan_digits(text: str, items: list[_Item]) -> None:
         if num is not None:
             amount = _digits_value(num)
             if amount is not None:
-                _classify(text, p, m.end(), amount, None, m["suf"], items,
-                          year_ok=len(num) == 4 and num.isdigit())
+                _classify(text, p, m.end(), amount, None, m["suf"], items, year_ok=len(num) == 4 and num.isdigit())
                 pos = max(m.end(), items[-1].end if items else 0)
             else:
                 pos = m.end()
@@ -758,18 +1046,23 @@ _HYPHENS = frozenset({"-", "–", "—"})
 
 
 def _link_ranges(text: str, items: list[_Item]) -> None:
-    """"20-30 minutes", "$40-50 billion", "between 20 and 30 people": the first end takes the
+    """ "20-30 minutes", "$40-50 billion", "between 20 and 30 people": the first end takes the
     second's kind, unit and scale; "$5-10": the second takes the first's currency."""
     for a, b in zip(items, items[1:]):
-        sep = text[a.end:b.start]
+        sep = text[a.end : b.start]
         if not _RANGE_SEP.fullmatch(sep):
             continue
         dash = sep.strip() in _HYPHENS
         if a.kind == "year" and dash and b.kind in ("bare", "count", "year") and b.end - b.start in (2, 4):
             b.kind = "year" if b.end - b.start == 4 else "drop"  # "2019-20 season", "2019–2020"
             continue
-        if a.kind == "bare" and b.kind in ("price", "percent", "measure") or \
-                a.kind == "bare" and not a.after_name and b.kind == "count":
+        if (
+            a.kind == "bare"
+            and b.kind in ("price", "percent", "measure")
+            or a.kind == "bare"
+            and not a.after_name
+            and b.kind == "count"
+        ):
             if b.kind == "count":
                 if dash:
                     nxt = _NEXT_WORD.match(text, b.end)
@@ -782,8 +1075,16 @@ def _link_ranges(text: str, items: list[_Item]) -> None:
             if b.scale > 1 and a.scale == 1 and a.amount is not None:
                 a.amount *= b.scale
                 a.scale = b.scale
-        elif a.kind == "price" and b.kind == "price" and a.unit == b.unit and b.scale > 1 and a.scale == 1 \
-                and a.amount is not None and b.amount is not None and a.amount * b.scale <= b.amount:
+        elif (
+            a.kind == "price"
+            and b.kind == "price"
+            and a.unit == b.unit
+            and b.scale > 1
+            and a.scale == 1
+            and a.amount is not None
+            and b.amount is not None
+            and a.amount * b.scale <= b.amount
+        ):
             a.amount *= b.scale  # "$3 to $4 billion"
             a.scale = b.scale
         elif a.kind == "price" and b.kind == "bare" and not b.after_name and (dash or sep.strip() == "to"):
@@ -798,17 +1099,20 @@ _DOTTED = re.compile(r"\d+\.\d+")
 
 
 def _versions_in_context(text: str, items: list[_Item]) -> None:
-    """"Python 3.11", "iOS 13.2": a dotted number right after a name is a version; so is a bare
+    """ "Python 3.11", "iOS 13.2": a dotted number right after a name is a version; so is a bare
     dotted number with the major of a version found ("faster than 3.10")."""
     for i in items:
         if i.kind == "bare" and i.after_name and _DOTTED.fullmatch(text, i.start, i.end):
-            i.kind, i.unit, i.amount = "version", text[i.start:i.end], None
+            i.kind, i.unit, i.amount = "version", text[i.start : i.end], None
     majors = {i.unit.split(".")[0] for i in items if i.kind == "version"}
     if majors:
         for i in items:
-            if i.kind == "bare" and _DOTTED.fullmatch(text, i.start, i.end) \
-                    and text[i.start:i.end].split(".")[0] in majors:
-                i.kind, i.unit, i.amount = "version", text[i.start:i.end], None
+            if (
+                i.kind == "bare"
+                and _DOTTED.fullmatch(text, i.start, i.end)
+                and text[i.start : i.end].split(".")[0] in majors
+            ):
+                i.kind, i.unit, i.amount = "version", text[i.start : i.end], None
 
 
 def find_values(text: str, kinds: Iterable[str] | None = None) -> list[Value]:
@@ -831,7 +1135,7 @@ def find_values(text: str, kinds: Iterable[str] | None = None) -> list[Value]:
                 continue
             kind = "number"
         if kind in wanted:
-            out.append(Value(kind, i.amount, i.unit, text[i.start:i.end], i.start, i.end))
+            out.append(Value(kind, i.amount, i.unit, text[i.start : i.end], i.start, i.end))
     return out
 
 

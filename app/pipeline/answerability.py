@@ -7,6 +7,7 @@ and of the asked type (a price for "how much", a person for "who", a call or opt
 I"). The extractive composer answers from these sentences; with a composing model the score is
 only used to skip a call whose evidence is near-irrelevant (policy.skip_model_below).
 """
+
 from __future__ import annotations
 
 import json
@@ -38,19 +39,34 @@ _VALUE_KINDS: dict[AskedKind, tuple[str, ...]] = {
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z'’.-]+(?:\s+(?:[A-Z]\.\s*)?[A-Z][a-z'’-]+)+")
 _PLACE = re.compile(r"\b(?:in|at|from|near|to|based in|headquartered in|outside)\s+(?:the\s+)?[A-Z][a-z]+")
 _ORG = re.compile(r"\b[A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*)*|\b[A-Z]{2,}\b")
-_DATE_WORDS = re.compile(r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|yesterday|today|tomorrow|"
-                         r"january|february|march|april|may|june|july|august|september|october|november|december|"
-                         r"jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|last (?:week|month|year)|next (?:week|month|year)|"
-                         r"(?:this|last) (?:spring|summer|fall|autumn|winter))\b", re.I)
-_CODE = re.compile(r"\w\(|\w=\w|--?[a-z][\w-]+|`[^`]+`|\b\w+\.\w+\b|^\s*(?:use|call|pass|run|set|create|import|install|"
-                   r"add|write|open|return|define|wrap|iterate|catch|raise)\b|\b(?:keyword argument|argument|parameter|"
-                   r"option|method|function|statement|command|flag|attribute)\b", re.I)
-_DEFINES = re.compile(r"\b(?:is|are|was|were|returns?|provides?|represents?|means?|refers? to|creates?|allows?|lets?|"
-                      r"makes?|describes?|contains?|holds?|runs?|converts?|acts? as|stands? for)\b", re.I)
-_BECAUSE = re.compile(r"\b(?:because|due to|as a result|since|so that|in order to|caused by|led to|blamed|after|amid|"
-                      r"following|thanks to|reason|citing|cited|owing to|on account of|in response to)\b", re.I)
-_PAST_TENSE = re.compile(r"\b(won|did|was|were|happened|took place|released|launched|ended|finished|scored|"
-                         r"elected|announced|reported|had)\b", re.I)
+_DATE_WORDS = re.compile(
+    r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|yesterday|today|tomorrow|"
+    r"january|february|march|april|may|june|july|august|september|october|november|december|"
+    r"jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|last (?:week|month|year)|next (?:week|month|year)|"
+    r"(?:this|last) (?:spring|summer|fall|autumn|winter))\b",
+    re.I,
+)
+_CODE = re.compile(
+    r"\w\(|\w=\w|--?[a-z][\w-]+|`[^`]+`|\b\w+\.\w+\b|^\s*(?:use|call|pass|run|set|create|import|install|"
+    r"add|write|open|return|define|wrap|iterate|catch|raise)\b|\b(?:keyword argument|argument|parameter|"
+    r"option|method|function|statement|command|flag|attribute)\b",
+    re.I,
+)
+_DEFINES = re.compile(
+    r"\b(?:is|are|was|were|returns?|provides?|represents?|means?|refers? to|creates?|allows?|lets?|"
+    r"makes?|describes?|contains?|holds?|runs?|converts?|acts? as|stands? for)\b",
+    re.I,
+)
+_BECAUSE = re.compile(
+    r"\b(?:because|due to|as a result|since|so that|in order to|caused by|led to|blamed|after|amid|"
+    r"following|thanks to|reason|citing|cited|owing to|on account of|in response to)\b",
+    re.I,
+)
+_PAST_TENSE = re.compile(
+    r"\b(won|did|was|were|happened|took place|released|launched|ended|finished|scored|"
+    r"elected|announced|reported|had)\b",
+    re.I,
+)
 
 
 @dataclass(slots=True)
@@ -111,7 +127,9 @@ def typed_match(question: QuestionAnalysis, sentence: str) -> bool:
         return bool(_CODE.search(sentence))
     if kind is AskedKind.definition:
         head = set(terms(" ".join(sentence.split()[:10])))
-        return bool(_DEFINES.search(sentence)) and (not question.subject or any(covered(s, head) for s in question.subject))
+        return bool(_DEFINES.search(sentence)) and (
+            not question.subject or any(covered(s, head) for s in question.subject)
+        )
     if kind is AskedKind.reason:
         return bool(_BECAUSE.search(sentence))
     if kind is AskedKind.attribute:
@@ -120,8 +138,11 @@ def typed_match(question: QuestionAnalysis, sentence: str) -> bool:
     return True  # yes/no and open questions: relevance decides
 
 
-_UNQUOTABLE = re.compile(r"[?:]\s*$|^(?:[\w ]{1,20}:\s*){2,}|¶|^(?:new|changed|added|deprecated|removed)\s+(?:in|since)\s+version\b"
-                         r"|^[\w.]+\([^)]*\)\s*$|^(?:click|subscribe|sign up|read more|share|advertisement|related)\b", re.I)
+_UNQUOTABLE = re.compile(
+    r"[?:]\s*$|^(?:[\w ]{1,20}:\s*){2,}|¶|^(?:new|changed|added|deprecated|removed)\s+(?:in|since)\s+version\b"
+    r"|^[\w.]+\([^)]*\)\s*$|^(?:click|subscribe|sign up|read more|share|advertisement|related)\b",
+    re.I,
+)
 
 
 def quotable(sentence: str) -> bool:
@@ -137,10 +158,29 @@ def quotable(sentence: str) -> bool:
 
 
 # What the learned scorer weighs, per candidate sentence (see LearnedAnswerability).
-FEATURES = ("relevance", "sentence_coverage", "context_coverage", "typed", "anchors_ok", "first_sentences",
-            "passage_score", "has_number", "has_lead", "length", "typed_value_question", "typed_how_to",
-            "question_terms", "lexical_score", "novel", "subject_in_lead", "subject_in_title", "first_after_lead",
-            "tracker_entry", "relevance_ratio", "similarity")
+FEATURES = (
+    "relevance",
+    "sentence_coverage",
+    "context_coverage",
+    "typed",
+    "anchors_ok",
+    "first_sentences",
+    "passage_score",
+    "has_number",
+    "has_lead",
+    "length",
+    "typed_value_question",
+    "typed_how_to",
+    "question_terms",
+    "lexical_score",
+    "novel",
+    "subject_in_lead",
+    "subject_in_title",
+    "first_after_lead",
+    "tracker_entry",
+    "relevance_ratio",
+    "similarity",
+)
 
 
 LEXICAL = FEATURES.index("lexical_score")
@@ -172,8 +212,13 @@ class LexicalAnswerability:
     name = "lexical"
     keep = 12  # candidates returned
 
-    def __init__(self, untyped_weight: float = 0.45, context_weight: float = 0.5, anchor_penalty: float = 0.5,
-                 ranker: Reranker | None = None):
+    def __init__(
+        self,
+        untyped_weight: float = 0.45,
+        context_weight: float = 0.5,
+        anchor_penalty: float = 0.5,
+        ranker: Reranker | None = None,
+    ):
         self.ranker = ranker  # feeds the "similarity" feature (0 without one)
         self.untyped_weight = untyped_weight  # a relevant sentence of the wrong type counts this much
         self.context_weight = context_weight  # a term found only in the title/section counts this much
@@ -231,14 +276,34 @@ class LexicalAnswerability:
                 score *= self.anchor_penalty
             score += 0.02 * ev.score - 0.005 * pos  # tie-breaks: the better passage, the earlier sentence
             held = frozenset(t for t in q if covered(t, st) or covered(t, context))
-            features = (relevance, in_sentence / total, in_context / total, float(typed), float(anchors_ok), 1 / (1 + pos),
-                        min(2.0, max(0.0, ev.score)) / 2, float(any(c.isdigit() for c in sentence)), float(bool(lead)),
-                        min(1.0, len(sentence) / 300), float(typed) * asks_value, float(typed) * how_to,
-                        min(1.0, len(q) / 10), max(0.0, score), _novelty(question, sentence),
-                        _share(subject, set(terms(lead))) if lead else 0.0, _share(subject, title_terms),
-                        float(bool(lead) and since == 0), float(bool(_TRACKER.match(sentence))), 0.0, 0.0)
-            matches.append(SentenceMatch(ev, sentence, pos, round(relevance, 3), typed, 0.0, held, frozenset(st), lead,
-                                         features=features))
+            features = (
+                relevance,
+                in_sentence / total,
+                in_context / total,
+                float(typed),
+                float(anchors_ok),
+                1 / (1 + pos),
+                min(2.0, max(0.0, ev.score)) / 2,
+                float(any(c.isdigit() for c in sentence)),
+                float(bool(lead)),
+                min(1.0, len(sentence) / 300),
+                float(typed) * asks_value,
+                float(typed) * how_to,
+                min(1.0, len(q) / 10),
+                max(0.0, score),
+                _novelty(question, sentence),
+                _share(subject, set(terms(lead))) if lead else 0.0,
+                _share(subject, title_terms),
+                float(bool(lead) and since == 0),
+                float(bool(_TRACKER.match(sentence))),
+                0.0,
+                0.0,
+            )
+            matches.append(
+                SentenceMatch(
+                    ev, sentence, pos, round(relevance, 3), typed, 0.0, held, frozenset(st), lead, features=features
+                )
+            )
         if not matches:
             return Answerability(0.0, ["no_sentence_shares_a_question_term"])
         top_relevance = max(m.relevance for m in matches) or 1.0
@@ -256,19 +321,23 @@ class LexicalAnswerability:
             reasons.append(f"no_sentence_of_kind ({question.kind.value})")
         if not any(m.typed for m in matches[:5]) and question.kind is not AskedKind.other:
             reasons.append(f"kind_absent_in_top ({question.kind.value})")
-        missing = [a for a in question.anchors if not any(covered(a, set(terms(f"{e.title} {e.section} {e.text}")))
-                                                          for e in evidence)]
+        missing = [
+            a
+            for a in question.anchors
+            if not any(covered(a, set(terms(f"{e.title} {e.section} {e.text}"))) for e in evidence)
+        ]
         if missing:
             reasons.append(f"anchors_missing ({', '.join(missing)})")
         reasons.append(f"best_relevance={best.relevance}")
-        return Answerability(round(min(1.0, top_score), 4), reasons, matches[:self.keep])
+        return Answerability(round(min(1.0, top_score), 4), reasons, matches[: self.keep])
 
     def sentence_score(self, features: tuple[float, ...]) -> float:
         """The hand-set score: relevance × type match × anchors, with tie-breaks (lexical_score)."""
         return features[LEXICAL]
 
-
-    def _bridged(self, matches: list[SentenceMatch], q: set[str], idf: dict[str, float], total: float) -> list[SentenceMatch]:
+    def _bridged(
+        self, matches: list[SentenceMatch], q: set[str], idf: dict[str, float], total: float
+    ) -> list[SentenceMatch]:
         """Multi-hop: two sentences joined by an entity they share ("made by Nimbus Devices" +
         "Nimbus Devices is headquartered in Tampere") answer together what neither answers alone.
         The pair is scored on the union of the question terms they hold; it leads when it beats the
@@ -276,7 +345,7 @@ class LexicalAnswerability:
         top = matches[:8]
         best_pair, best_score = None, matches[0].score if matches else 0.0
         for i, a in enumerate(top):
-            for b in top[i + 1:]:
+            for b in top[i + 1 :]:
                 bridge = (a.terms & b.terms) - q
                 if not bridge or a.found <= b.found or b.found <= a.found:
                     continue
@@ -295,17 +364,41 @@ class LexicalAnswerability:
         if best_pair is None:
             return matches
         a, b = sorted(best_pair, key=lambda m: -m.typed)
-        first = SentenceMatch(a.evidence, a.sentence, a.position, a.relevance, a.typed, round(best_score, 4), a.found,
-                              a.terms, a.lead, bridge=True, features=a.features)
-        second = SentenceMatch(b.evidence, b.sentence, b.position, b.relevance, b.typed, round(best_score * 0.99, 4),
-                               b.found, b.terms, b.lead, bridge=True, features=b.features)
+        first = SentenceMatch(
+            a.evidence,
+            a.sentence,
+            a.position,
+            a.relevance,
+            a.typed,
+            round(best_score, 4),
+            a.found,
+            a.terms,
+            a.lead,
+            bridge=True,
+            features=a.features,
+        )
+        second = SentenceMatch(
+            b.evidence,
+            b.sentence,
+            b.position,
+            b.relevance,
+            b.typed,
+            round(best_score * 0.99, 4),
+            b.found,
+            b.terms,
+            b.lead,
+            bridge=True,
+            features=b.features,
+        )
         return [first, second, *(m for m in matches if m is not a and m is not b)]
 
 
 # An API entry line of reference documentation: "re.IGNORECASE¶", "Path.rglob(pattern)¶",
 # "coroutine asyncio.sleep(delay, result=None)".
-_SIGNATURE = re.compile(r"^(?:(?:class|coroutine|exception|awaitable|async|classmethod|staticmethod|abstractmethod)\s+)?"
-                        r"([\w.]+(?:\([^)]*\))?)\s*¶?\s*$")
+_SIGNATURE = re.compile(
+    r"^(?:(?:class|coroutine|exception|awaitable|async|classmethod|staticmethod|abstractmethod)\s+)?"
+    r"([\w.]+(?:\([^)]*\))?)\s*¶?\s*$"
+)
 
 
 def _sentences_with_leads(text: str) -> list[tuple[str, str, int]]:
@@ -353,7 +446,7 @@ def fitted_weights() -> dict | None:
 
 
 def build_scorer(name: str, ranker: Reranker | None = None) -> LexicalAnswerability:
-    """"learned" when its weights ship with the code, else "lexical"."""
+    """ "learned" when its weights ship with the code, else "lexical"."""
     weights = fitted_weights() if name == "learned" else None
     if weights is not None:
         return LearnedAnswerability(weights, ranker=ranker)
@@ -363,8 +456,17 @@ def build_scorer(name: str, ranker: Reranker | None = None) -> LexicalAnswerabil
 # Kinds whose type check is precise enough to hold a model's answer to it (values are parsed by a
 # measured parser; an attribute must be named): an answer that states none of the asked kind does
 # not answer, whatever its citations support.
-CHECKED_KINDS = frozenset({AskedKind.price, AskedKind.count, AskedKind.measure, AskedKind.percent, AskedKind.date,
-                           AskedKind.version, AskedKind.attribute})
+CHECKED_KINDS = frozenset(
+    {
+        AskedKind.price,
+        AskedKind.count,
+        AskedKind.measure,
+        AskedKind.percent,
+        AskedKind.date,
+        AskedKind.version,
+        AskedKind.attribute,
+    }
+)
 
 
 def answer_states_kind(question: QuestionAnalysis, sentences: list[str]) -> bool:
@@ -385,5 +487,3 @@ def _future_event(question: str, today: date) -> int | None:
         return None
     future = [int(y) for y in YEAR.findall(question) if int(y) > today.year]
     return max(future) if future else None
-
-

@@ -1,6 +1,7 @@
 """Citations in code: parse the span references a draft wrote, refuse ones that do not exist,
 strip every URL and link the model wrote, and render [1..k] in order of first use with
 annotations whose offsets locate each cited sentence."""
+
 from __future__ import annotations
 
 import re
@@ -14,7 +15,9 @@ _ID = re.compile(r"\d+")
 _LEADING_REFS = re.compile(r"^(?:\s*" + _REF.pattern + r")+", re.I)
 _NON_FACTUAL = re.compile(
     r"^(the evidence does not|i (could not|couldn't|cannot|can't) find|no (information|evidence)|"
-    r"here (is|are)|in summary|sources disagree)\b", re.I)
+    r"here (is|are)|in summary|sources disagree)\b",
+    re.I,
+)
 
 
 def expand_ref(ref: str) -> list[int]:
@@ -49,7 +52,7 @@ def parse_draft(text: str, evidence: list[Evidence]) -> CitedAnswer:
         if lead and claims:
             # "… released. [S1] It is faster." — a marker after the period belongs to the sentence before.
             claims[-1].span_ids.extend(_ids(lead.group(0), valid, invalid))
-            sentence = sentence[lead.end():]
+            sentence = sentence[lead.end() :]
         ids = _ids(" ".join(_REF.findall(sentence)), valid, invalid)
         clean = _REF.sub("", sentence)
         clean = re.sub(r"\s+([.,;:!?])", r"\1", " ".join(clean.split())).strip()
@@ -58,7 +61,9 @@ def parse_draft(text: str, evidence: list[Evidence]) -> CitedAnswer:
         claims.append(Claim(text=clean, span_ids=ids, markers=[], factual=is_factual(clean)))
     for c in claims:
         c.span_ids = list(dict.fromkeys(c.span_ids))
-    return CitedAnswer(content="", claims=claims, dropped_claims=[], cited=[], invalid_refs=invalid, removed_urls=removed)
+    return CitedAnswer(
+        content="", claims=claims, dropped_claims=[], cited=[], invalid_refs=invalid, removed_urls=removed
+    )
 
 
 def _ids(refs: str, valid: set[int], invalid: list[str]) -> list[str]:

@@ -1,4 +1,5 @@
 """Per-request state every stage sees: resolved options, the deadline, timings, costs."""
+
 from __future__ import annotations
 
 import time

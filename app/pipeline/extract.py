@@ -1,4 +1,5 @@
 """Extract: main text blocks and publication dates of each fetched page, as Documents."""
+
 from __future__ import annotations
 
 from app.domain.types import Document, FetchedPage, FetchReason, PageDates, SearchHit, TextBlock
@@ -42,9 +43,16 @@ def _extract_one(page: FetchedPage, hit: SearchHit | None, rank: int) -> Documen
     if text_len < MIN_TEXT_CHARS:
         return None
     return Document(
-        url=page.url, title=title or page.url, domain=registrable_domain(page.url), blocks=blocks, dates=dates,
-        fetched_at=page.fetched_at, content_hash=content_hash("\n".join(b.text for b in blocks)), rank=rank,
-        primary=bool(hit and hit.primary), density=density,
+        url=page.url,
+        title=title or page.url,
+        domain=registrable_domain(page.url),
+        blocks=blocks,
+        dates=dates,
+        fetched_at=page.fetched_at,
+        content_hash=content_hash("\n".join(b.text for b in blocks)),
+        rank=rank,
+        primary=bool(hit and hit.primary),
+        density=density,
     )
 
 

@@ -5,6 +5,7 @@ Pages a provider already holds (local corpus, raw_content) cost no network. Fetc
 through the page cache: fresh entries are served, stale ones revalidated (304 = no download, no
 re-extraction), and concurrent identical misses are fetched once (single flight).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -32,12 +33,24 @@ class Retrieval:
     documents: list[Document]
 
 
-async def fetch_documents(candidates: list[SearchHit], ctx: RunContext, *, fetcher: Fetcher, cache: Cache | None = None,
-                          flights: SingleFlight | None = None, question: str = "") -> Retrieval:
+async def fetch_documents(
+    candidates: list[SearchHit],
+    ctx: RunContext,
+    *,
+    fetcher: Fetcher,
+    cache: Cache | None = None,
+    flights: SingleFlight | None = None,
+    question: str = "",
+) -> Retrieval:
     chosen = candidates[: ctx.options.max_fetches]
-    results = await asyncio.gather(*(
-        _from_snippet(hit, rank) if snippet_answers(hit, question) else _load(hit, rank, ctx, fetcher, cache, flights)
-        for rank, hit in enumerate(chosen)))
+    results = await asyncio.gather(
+        *(
+            _from_snippet(hit, rank)
+            if snippet_answers(hit, question)
+            else _load(hit, rank, ctx, fetcher, cache, flights)
+            for rank, hit in enumerate(chosen)
+        )
+    )
     pages, docs = [], []
     for page, doc in results:
         pages.append(page)
@@ -56,17 +69,34 @@ def snippet_answers(hit: SearchHit, question: str) -> bool:
     Only when the engine dated the result: the page's own dates are what the fetch would have read,
     and undated evidence cannot answer a time-sensitive question."""
     kind = asked_attribute(question) if question else None
-    return bool(kind and hit.primary and hit.raw_content is None and hit.published_at is not None
-                and len(hit.snippet) >= 40 and PATTERNS[kind].search(hit.snippet) and not _MULTI_HOP.search(question))
+    return bool(
+        kind
+        and hit.primary
+        and hit.raw_content is None
+        and hit.published_at is not None
+        and len(hit.snippet) >= 40
+        and PATTERNS[kind].search(hit.snippet)
+        and not _MULTI_HOP.search(question)
+    )
 
 
 async def _from_snippet(hit: SearchHit, rank: int) -> tuple[FetchedPage, Document | None]:
     page = FetchedPage(url=hit.url, requested_url=hit.url, reason=FetchReason.skipped, detail="answered_by_snippet")
-    doc = Document(url=hit.url, title=hit.title or hit.url, domain=registrable_domain(hit.url),
-                   blocks=[TextBlock("paragraph", hit.snippet)],
-                   dates=PageDates(published=hit.published_at.date() if hit.published_at else None,
-                                   source="search-engine" if hit.published_at else "unknown"),
-                   fetched_at=None, content_hash=content_hash(hit.snippet), rank=rank, primary=True, via="snippet")
+    doc = Document(
+        url=hit.url,
+        title=hit.title or hit.url,
+        domain=registrable_domain(hit.url),
+        blocks=[TextBlock("paragraph", hit.snippet)],
+        dates=PageDates(
+            published=hit.published_at.date() if hit.published_at else None,
+            source="search-engine" if hit.published_at else "unknown",
+        ),
+        fetched_at=None,
+        content_hash=content_hash(hit.snippet),
+        rank=rank,
+        primary=True,
+        via="snippet",
+    )
     return page, doc
 
 
@@ -77,12 +107,19 @@ async def _extract(page: FetchedPage, hit: SearchHit, rank: int, ctx: RunContext
     return doc
 
 
-async def _load(hit: SearchHit, rank: int, ctx: RunContext, fetcher: Fetcher, cache: Cache | None,
-                flights: SingleFlight | None) -> tuple[FetchedPage, Document | None]:
+async def _load(
+    hit: SearchHit, rank: int, ctx: RunContext, fetcher: Fetcher, cache: Cache | None, flights: SingleFlight | None
+) -> tuple[FetchedPage, Document | None]:
     if hit.raw_content is not None:
-        page = FetchedPage(url=hit.url, requested_url=hit.url, reason=FetchReason.from_provider, status=200,
-                           content_type=hit.raw_content_type, body=hit.raw_content.encode("utf-8"),
-                           fetched_at=datetime.now(UTC))
+        page = FetchedPage(
+            url=hit.url,
+            requested_url=hit.url,
+            reason=FetchReason.from_provider,
+            status=200,
+            content_type=hit.raw_content_type,
+            body=hit.raw_content.encode("utf-8"),
+            fetched_at=datetime.now(UTC),
+        )
         return page, await _extract(page, hit, rank, ctx)
     policy = ctx.options.cache
     if cache is None or policy == "bypass":
@@ -113,8 +150,16 @@ async def _load(hit: SearchHit, rank: int, ctx: RunContext, fetcher: Fetcher, ca
 
     assert flights is not None, "callers with a cache pass the service's single flight"
     (page, doc, _), how = await flights.cached(
-        key, cache, layer="page", compute=compute, encode=lambda v: None, ttl_s=REVALIDATE_WINDOW_S,
-        decode=lambda raw: _from_entry(decode_entry(raw), hit), read=False, wait_s=ctx.remaining())
+        key,
+        cache,
+        layer="page",
+        compute=compute,
+        encode=lambda v: None,
+        ttl_s=REVALIDATE_WINDOW_S,
+        decode=lambda raw: _from_entry(decode_entry(raw), hit),
+        read=False,
+        wait_s=ctx.remaining(),
+    )
     ctx.note_cache("page", how)
     return page, (_for_request(doc, hit, rank) if doc is not None else None)
 
@@ -125,10 +170,14 @@ async def _fetch(hit: SearchHit, ctx: RunContext, fetcher: Fetcher, **validators
     try:
         return await fetcher.fetch(hit.url, deadline_s=ctx.remaining(), **validators)
     except Exception as exc:  # the fetcher should never raise; if it does, the page is lost, not the request
-        return FetchedPage(url=hit.url, requested_url=hit.url, reason=FetchReason.network_error, detail=type(exc).__name__)
+        return FetchedPage(
+            url=hit.url, requested_url=hit.url, reason=FetchReason.network_error, detail=type(exc).__name__
+        )
 
 
-async def _fetch_and_extract(hit: SearchHit, rank: int, ctx: RunContext, fetcher: Fetcher) -> tuple[FetchedPage, Document | None]:
+async def _fetch_and_extract(
+    hit: SearchHit, rank: int, ctx: RunContext, fetcher: Fetcher
+) -> tuple[FetchedPage, Document | None]:
     page = await _fetch(hit, ctx, fetcher)
     return page, (await _extract(page, hit, rank, ctx) if page.ok else None)
 
@@ -137,7 +186,9 @@ async def _store(cache: Cache | None, url: str, page: FetchedPage, doc: Document
     if doc is None or page.reason is not FetchReason.ok:
         return  # failures are not cached: the next request tries again
     fresh_until = time.time() + ctx.settings.page_ttl(ctx.options.freshness_days)
-    await store_entry(cache, url, PageEntry(doc, page.headers.get("etag"), page.headers.get("last-modified"), fresh_until))
+    await store_entry(
+        cache, url, PageEntry(doc, page.headers.get("etag"), page.headers.get("last-modified"), fresh_until)
+    )
 
 
 def _from_entry(entry: PageEntry | None, hit: SearchHit):
@@ -147,8 +198,9 @@ def _from_entry(entry: PageEntry | None, hit: SearchHit):
 
 
 def _cached_page(hit: SearchHit, entry: PageEntry, reason: FetchReason) -> FetchedPage:
-    return FetchedPage(url=entry.doc.url, requested_url=hit.url, reason=reason, status=200,
-                       fetched_at=entry.doc.fetched_at)
+    return FetchedPage(
+        url=entry.doc.url, requested_url=hit.url, reason=reason, status=200, fetched_at=entry.doc.fetched_at
+    )
 
 
 def _for_request(doc: Document, hit: SearchHit, rank: int) -> Document:

@@ -4,6 +4,7 @@ Evidence is data: a sentence that addresses the reader as a model ("ignore previ
 "you are now…", "say X") carries no fact worth citing and is removed before the composer sees it,
 so a draft that obeys it finds no span to support it and is dropped by verification.
 """
+
 from __future__ import annotations
 
 import re

@@ -1,6 +1,7 @@
 """The orchestrator: route → plan → search → fetch → extract → select → gate → compose → cite →
 verify → answer or abstain. `run_pipeline` reads like the product; each stage lives in its own module,
 and the helpers below only wire a stage to the run's context and timings."""
+
 from __future__ import annotations
 
 import logging
@@ -30,7 +31,9 @@ async def run_pipeline(turns: list[tuple[str, str]], ctx: RunContext, state: Ser
     if not the_plan.needs_search and decision.reason == "default_grounded":
         # The heuristics found no reason either way; the model's classification settles it.
         return await _ungrounded(turns, Route(False, "llm_classified_stable", by="llm"), ctx, state)
-    result = PipelineResult(ctx=ctx, status=GroundingStatus.grounded, content="", composer="", route=decision, plan=the_plan)
+    result = PipelineResult(
+        ctx=ctx, status=GroundingStatus.grounded, content="", composer="", route=decision, plan=the_plan
+    )
     await _search_and_read(result, ctx, state)
     _select_evidence(result, ctx, state)
     abstention = _gate(result, ctx) or _answerability(result, ctx, state)
@@ -45,18 +48,26 @@ def _route(turns: list[tuple[str, str]], ctx: RunContext, state: ServiceState) -
         # Text the user supplied to work on: what follows the instruction ("Translate this: …") plus earlier turns.
         _, _, payload = question.partition(":") if ":" in question[:200] else question.partition("\n")
         given = len(payload.strip()) + sum(len(t) for r, t in turns[:-1] if r in ("user", "system", "developer"))
-        return route.route_request(question, ctx.options.mode, given_text_chars=given, llm_available=state.llm is not None)
+        return route.route_request(
+            question, ctx.options.mode, given_text_chars=given, llm_available=state.llm is not None
+        )
 
 
 async def _plan(turns: list[tuple[str, str]], ctx: RunContext, state: ServiceState) -> Plan:
     settings, opts = ctx.settings, ctx.options
     with ctx.stage("plan"):
         standalone = plan.standalone_question(turns)
-        kwargs: dict[str, Any] = dict(max_queries=opts.max_queries, freshness_days=opts.freshness_days, today=ctx.today,
-                      primary_domains=opts.primary_domains, default_window=settings.default_freshness_days)
+        kwargs: dict[str, Any] = dict(
+            max_queries=opts.max_queries,
+            freshness_days=opts.freshness_days,
+            today=ctx.today,
+            primary_domains=opts.primary_domains,
+            default_window=settings.default_freshness_days,
+        )
         if state.llm is not None and not _planner_over_budget(ctx):
-            return await plan.llm_plan(state.llm, settings.planner_model, standalone,
-                                       timeout=min(8.0, ctx.remaining()), ctx=ctx, **kwargs)
+            return await plan.llm_plan(
+                state.llm, settings.planner_model, standalone, timeout=min(8.0, ctx.remaining()), ctx=ctx, **kwargs
+            )
         return plan.heuristic_plan(standalone, **kwargs)
 
 
@@ -64,12 +75,24 @@ async def _search_and_read(result: PipelineResult, ctx: RunContext, state: Servi
     the_plan = result.plan
     assert the_plan is not None, "run_pipeline sets the plan before searching"
     with ctx.stage("search"):
-        result.search = await search.search_all(the_plan.queries, state.search, ctx, question=the_plan.question,
-                                                freshness_days=the_plan.freshness_days, cache=state.cache,
-                                                flights=state.flights)
+        result.search = await search.search_all(
+            the_plan.queries,
+            state.search,
+            ctx,
+            question=the_plan.question,
+            freshness_days=the_plan.freshness_days,
+            cache=state.cache,
+            flights=state.flights,
+        )
     with ctx.stage("fetch"):  # extraction is pipelined per page; its own time is timings_ms.extract
-        retrieval = await fetch.fetch_documents(result.search.candidates, ctx, fetcher=state.fetcher, cache=state.cache,
-                                                flights=state.flights, question=the_plan.question)
+        retrieval = await fetch.fetch_documents(
+            result.search.candidates,
+            ctx,
+            fetcher=state.fetcher,
+            cache=state.cache,
+            flights=state.flights,
+            question=the_plan.question,
+        )
     result.pages, result.documents = retrieval.pages, retrieval.documents
     result.evidence_versions = {d.url: d.content_hash for d in retrieval.documents}
 
@@ -78,8 +101,9 @@ def _select_evidence(result: PipelineResult, ctx: RunContext, state: ServiceStat
     the_plan = result.plan
     assert the_plan is not None, "run_pipeline sets the plan before selecting"
     with ctx.stage("select"):
-        result.selection = select.select_evidence(result.documents, the_plan.question, the_plan.freshness_days,
-                                                  ctx, reranker=state.reranker)
+        result.selection = select.select_evidence(
+            result.documents, the_plan.question, the_plan.freshness_days, ctx, reranker=state.reranker
+        )
         result.evidence = result.selection.evidence
         result.conflicts = conflict_stage.detect_conflicts(the_plan.question, result.evidence)
 
@@ -90,10 +114,16 @@ def _gate(result: PipelineResult, ctx: RunContext) -> PipelineResult | None:
     assert the_plan is not None and found is not None and selection is not None, "set by the stages before the gate"
     with ctx.stage("gate"):
         verdict = gate.check_gate(
-            result.evidence, result.conflicts, the_plan.question, the_plan.freshness_days,
-            route.is_time_sensitive(the_plan.question), ctx, candidates=len(found.candidates),
+            result.evidence,
+            result.conflicts,
+            the_plan.question,
+            the_plan.freshness_days,
+            route.is_time_sensitive(the_plan.question),
+            ctx,
+            candidates=len(found.candidates),
             usable_pages=len(result.documents),
-            dropped_stale=sum(d.reason.startswith("stale") for d in selection.decisions))
+            dropped_stale=sum(d.reason.startswith("stale") for d in selection.decisions),
+        )
     if verdict.passed:
         return None
     assert verdict.reason is not None, "a failed gate verdict always names its reason"
@@ -114,16 +144,23 @@ def _answerability(result: PipelineResult, ctx: RunContext, state: ServiceState)
     assert result.plan is not None, "run_pipeline sets the plan before scoring answerability"
     with ctx.stage("answerability"):
         result.answerability = _answerability_scorer(ctx, state).assess(
-            analyse(result.plan.question), result.evidence, ctx.today)
+            analyse(result.plan.question), result.evidence, ctx.today
+        )
     if result.answerability.score < ctx.policy.skip_model_below:
-        return _abstain(result, AbstentionReason.evidence_does_not_answer,
-                        [f"answerability>={ctx.policy.skip_model_below} (got {result.answerability.score})",
-                         *result.answerability.reasons])
+        return _abstain(
+            result,
+            AbstentionReason.evidence_does_not_answer,
+            [
+                f"answerability>={ctx.policy.skip_model_below} (got {result.answerability.score})",
+                *result.answerability.reasons,
+            ],
+        )
     return None
 
 
-async def _compose_cite_verify(result: PipelineResult, turns: list[tuple[str, str]], ctx: RunContext,
-                               state: ServiceState) -> PipelineResult:
+async def _compose_cite_verify(
+    result: PipelineResult, turns: list[tuple[str, str]], ctx: RunContext, state: ServiceState
+) -> PipelineResult:
     settings, opts = ctx.settings, ctx.options
     assert result.plan is not None and result.selection is not None, "set by the stages before composing"
     question = result.plan.question
@@ -132,8 +169,9 @@ async def _compose_cite_verify(result: PipelineResult, turns: list[tuple[str, st
     if result.conflicts and opts.on_conflict == "prefer":
         # The gate counted every source; the composer sees only those behind the preferred value.
         evidence, dropped = conflict_stage.keep_preferred(result.conflicts, evidence)
-        result.selection.decisions.extend(SelectionDecision(e.url, "dropped", f"conflict_not_preferred:{e.span_id}")
-                                          for e in dropped)
+        result.selection.decisions.extend(
+            SelectionDecision(e.url, "dropped", f"conflict_not_preferred:{e.span_id}") for e in dropped
+        )
     for attempt in range(2):
         with ctx.stage("compose"):
             draft = await _compose(question, history, evidence, result, ctx, state)
@@ -154,7 +192,9 @@ async def _compose_cite_verify(result: PipelineResult, turns: list[tuple[str, st
         if attempt == 0:
             evidence = _tighter(evidence)  # retry once over fewer, renumbered spans
     else:
-        return _abstain(result, AbstentionReason.invalid_citations, [f"cited_nonexistent:{','.join(answer.invalid_refs)}"])
+        return _abstain(
+            result, AbstentionReason.invalid_citations, [f"cited_nonexistent:{','.join(answer.invalid_refs)}"]
+        )
     result.evidence = evidence
 
     with ctx.stage("verify"):
@@ -162,31 +202,47 @@ async def _compose_cite_verify(result: PipelineResult, turns: list[tuple[str, st
             verify.score_claims(answer, evidence, analyse(question))
             doubtful = verify.unsettled(answer)
             if doubtful and state.llm is not None:
-                await judge.judge_claims(doubtful, evidence, state.llm, settings.judge_model or settings.planner_model, ctx)
-        result.groundedness = verify.apply_verdicts(answer, mode=opts.verification, threshold=settings.support_threshold)
+                await judge.judge_claims(
+                    doubtful, evidence, state.llm, settings.judge_model or settings.planner_model, ctx
+                )
+        result.groundedness = verify.apply_verdicts(
+            answer, mode=opts.verification, threshold=settings.support_threshold
+        )
         answer = cite.render(answer, evidence)
     result.claims, result.dropped_claims, result.cited = answer.claims, answer.dropped_claims, answer.cited
     factual_kept = [c for c in answer.claims if c.factual]
     asked = analyse(question)
     if factual_kept and not answerability.answer_states_kind(asked, [c.text for c in factual_kept]):
         # "What is the battery capacity?" answered with the display size: cited, supported, not an answer.
-        return _abstain(result, AbstentionReason.evidence_does_not_answer, [f"answer_states_asked_kind ({asked.kind.value})"])
+        return _abstain(
+            result, AbstentionReason.evidence_does_not_answer, [f"answer_states_asked_kind ({asked.kind.value})"]
+        )
     if opts.verification != "off" and (not factual_kept or (result.groundedness or 0) < settings.min_groundedness):
-        return _abstain(result, AbstentionReason.unsupported_answer,
-                        [f"groundedness>={settings.min_groundedness} (got {result.groundedness})"])
+        return _abstain(
+            result,
+            AbstentionReason.unsupported_answer,
+            [f"groundedness>={settings.min_groundedness} (got {result.groundedness})"],
+        )
     result.content = answer.content
     return result
 
 
-async def _compose(question: str, history: list[dict], evidence: list[Evidence], result: PipelineResult,
-                   ctx: RunContext, state: ServiceState) -> Draft:
+async def _compose(
+    question: str,
+    history: list[dict],
+    evidence: list[Evidence],
+    result: PipelineResult,
+    ctx: RunContext,
+    state: ServiceState,
+) -> Draft:
     """The model when configured and affordable; the extractive composer otherwise or on failure."""
     extractive = ExtractiveComposer(_answerability_scorer(ctx, state), _assessed(result, evidence))
     over = _over_budget(ctx, evidence) if state.llm is not None else None
     if state.llm is not None and over is None:
         try:
             return await ModelComposer(state.llm, ctx.settings.composer_model).compose(
-                question, history, evidence, result.conflicts, ctx)
+                question, history, evidence, result.conflicts, ctx
+            )
         except UpstreamError as exc:
             log.warning("composer failed (%s); extractive fallback", exc.message)
             metrics.UPSTREAM_CALLS.labels(kind="llm", provider="openai", outcome="error").inc()
@@ -246,9 +302,14 @@ async def _ungrounded(turns, decision: Route, ctx: RunContext, state: ServiceSta
     with ctx.stage("compose"):
         try:
             completion = await state.llm.complete(
-                messages, model=ctx.settings.composer_model, temperature=0.7 if o.temperature is None else o.temperature,
-                max_tokens=o.max_tokens, timeout=ctx.remaining(),
-                extra={k: v for k, v in (("top_p", o.top_p), ("seed", o.seed), ("stop", o.stop)) if v is not None} or None)
+                messages,
+                model=ctx.settings.composer_model,
+                temperature=0.7 if o.temperature is None else o.temperature,
+                max_tokens=o.max_tokens,
+                timeout=ctx.remaining(),
+                extra={k: v for k, v in (("top_p", o.top_p), ("seed", o.seed), ("stop", o.stop)) if v is not None}
+                or None,
+            )
         except UpstreamError:
             result.composer = f"llm:{ctx.settings.composer_model}"
             return _abstain(result, AbstentionReason.upstream_unavailable, ["composer_available"])
@@ -269,24 +330,45 @@ def _abstain(result: PipelineResult, reason: AbstentionReason, failed: list[str]
 
 
 def new_context(request_id: str, options, settings, tokens) -> RunContext:
-    return RunContext(request_id=request_id, options=options, settings=settings,
-                      today=datetime.now(UTC).date(), tokens=tokens)
+    return RunContext(
+        request_id=request_id, options=options, settings=settings, today=datetime.now(UTC).date(), tokens=tokens
+    )
 
 
 async def gather_context(query: str, ctx: RunContext, state: ServiceState):
     """/v1/context: plan → search → fetch → extract → dedupe → rerank → pack, no composition."""
     settings, opts = ctx.settings, ctx.options
     with ctx.stage("plan"):
-        the_plan = plan.heuristic_plan(query, max_queries=opts.max_queries, freshness_days=opts.freshness_days,
-                                       today=ctx.today, primary_domains=opts.primary_domains,
-                                       default_window=settings.default_freshness_days)
+        the_plan = plan.heuristic_plan(
+            query,
+            max_queries=opts.max_queries,
+            freshness_days=opts.freshness_days,
+            today=ctx.today,
+            primary_domains=opts.primary_domains,
+            default_window=settings.default_freshness_days,
+        )
     with ctx.stage("search"):
-        found = await search.search_all(the_plan.queries, state.search, ctx, question=query,
-                                        freshness_days=the_plan.freshness_days, cache=state.cache, flights=state.flights)
+        found = await search.search_all(
+            the_plan.queries,
+            state.search,
+            ctx,
+            question=query,
+            freshness_days=the_plan.freshness_days,
+            cache=state.cache,
+            flights=state.flights,
+        )
     with ctx.stage("fetch"):
-        retrieval = await fetch.fetch_documents(found.candidates, ctx, fetcher=state.fetcher, cache=state.cache,
-                                                flights=state.flights)
+        retrieval = await fetch.fetch_documents(
+            found.candidates, ctx, fetcher=state.fetcher, cache=state.cache, flights=state.flights
+        )
     with ctx.stage("select"):
-        selection = select.select_evidence(retrieval.documents, query, the_plan.freshness_days, ctx,
-                                           per_doc_cap=opts.max_evidence, count_headers=False, reranker=state.reranker)
+        selection = select.select_evidence(
+            retrieval.documents,
+            query,
+            the_plan.freshness_days,
+            ctx,
+            per_doc_cap=opts.max_evidence,
+            count_headers=False,
+            reranker=state.reranker,
+        )
     return the_plan, selection

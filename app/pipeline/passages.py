@@ -1,5 +1,6 @@
 """Passages: documents split at headings and paragraphs into 200-1500 character pieces, and a
 small BM25 scorer over them (question terms, not the derived queries)."""
+
 from __future__ import annotations
 
 import math
@@ -62,8 +63,13 @@ def split_passages(doc: Document) -> list[Passage]:
     # Fold a too-short tail into its predecessor under the same heading.
     merged: list[Passage] = []
     for p in out:
-        if merged and len(p.text) < MIN_CHARS and merged[-1].heading == p.heading and p.kind == merged[-1].kind \
-                and len(merged[-1].text) + len(p.text) <= MAX_CHARS:
+        if (
+            merged
+            and len(p.text) < MIN_CHARS
+            and merged[-1].heading == p.heading
+            and p.kind == merged[-1].kind
+            and len(merged[-1].text) + len(p.text) <= MAX_CHARS
+        ):
             merged[-1].text += "\n" + p.text
         else:
             merged.append(p)
@@ -101,5 +107,3 @@ def bm25(passages: list[Passage], query_terms: list[str], k1: float = 1.2, b: fl
             idf = math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
             s += idf * f * (k1 + 1) / (f + k1 * (1 - b + b * len(p.terms) / avg))
         p.score = s
-
-

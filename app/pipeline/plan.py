@@ -4,6 +4,7 @@ With an LLM the planner proposes JSON {needs_search, queries, freshness_days}; c
 contract (query count, cleaning, year for time-sensitive questions, primary-source query, clamped
 window). Without one — or when the model fails twice — the heuristic planner does the same job.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,7 +25,10 @@ from app.providers.llm.base import ChatModel
 
 log = logging.getLogger(__name__)
 
-_FOLLOW_UP = re.compile(r"^\s*(and|what about|how about|also|and what|same for|what of)\b|\b(it|its|they|their|them|that|those|this|he|she|his|her)\b", re.I)
+_FOLLOW_UP = re.compile(
+    r"^\s*(and|what about|how about|also|and what|same for|what of)\b|\b(it|its|they|their|them|that|those|this|he|she|his|her)\b",
+    re.I,
+)
 
 
 def standalone_question(turns: list[tuple[str, str]]) -> str:
@@ -80,14 +84,28 @@ def _keywords(question: str) -> str:
     return " ".join(w for w in re.findall(r"[\w.+#-]+", question) if w.lower() not in STOP_WORDS)
 
 
-def heuristic_plan(question: str, *, max_queries: int, freshness_days: int | None, today: date,
-                   primary_domains: list[str], default_window: int) -> Plan:
+def heuristic_plan(
+    question: str,
+    *,
+    max_queries: int,
+    freshness_days: int | None,
+    today: date,
+    primary_domains: list[str],
+    default_window: int,
+) -> Plan:
     candidates = [question, _keywords(question)]
     phrases = _entity_phrases(question)
     if phrases:
-        candidates.append(" ".join(phrases + [w for w in _keywords(question).split() if w not in " ".join(phrases)][:3]))
-    queries = clean_queries(candidates, cap=max(2, max_queries) if max_queries > 1 else 1, question=question,
-                            today=today, primary_domains=primary_domains)
+        candidates.append(
+            " ".join(phrases + [w for w in _keywords(question).split() if w not in " ".join(phrases)][:3])
+        )
+    queries = clean_queries(
+        candidates,
+        cap=max(2, max_queries) if max_queries > 1 else 1,
+        question=question,
+        today=today,
+        primary_domains=primary_domains,
+    )
     window = freshness_days or default_freshness(question, default_window)
     return Plan(queries=queries[:max_queries] or [question], freshness_days=window, question=question)
 
@@ -100,10 +118,25 @@ Return only JSON: {{"needs_search": true|false, "queries": ["..."], "freshness_d
 """
 
 
-async def llm_plan(llm: ChatModel, model: str, question: str, *, max_queries: int, freshness_days: int | None,
-                   today: date, primary_domains: list[str], default_window: int, timeout: float, ctx: RunContext) -> Plan:
+async def llm_plan(
+    llm: ChatModel,
+    model: str,
+    question: str,
+    *,
+    max_queries: int,
+    freshness_days: int | None,
+    today: date,
+    primary_domains: list[str],
+    default_window: int,
+    timeout: float,
+    ctx: RunContext,
+) -> Plan:
     """The model proposes, code disposes: invalid JSON gets one retry, then the heuristic planner."""
-    primary = f"- Include at least one query aimed at the official source, e.g. site:{primary_domains[0]}.\n" if primary_domains else ""
+    primary = (
+        f"- Include at least one query aimed at the official source, e.g. site:{primary_domains[0]}.\n"
+        if primary_domains
+        else ""
+    )
     system = PLANNER_PROMPT.format(today=today.isoformat(), cap=max(2, max_queries), year=today.year, primary=primary)
     messages = [{"role": "system", "content": system}, {"role": "user", "content": question}]
     for attempt in range(2):
@@ -122,16 +155,28 @@ async def llm_plan(llm: ChatModel, model: str, question: str, *, max_queries: in
         except ValueError:
             log.info("planner returned invalid JSON (attempt %d)", attempt + 1)
             continue
-        queries = clean_queries(data.get("queries") or [], cap=max_queries, question=question, today=today,
-                                primary_domains=primary_domains)
+        queries = clean_queries(
+            data.get("queries") or [], cap=max_queries, question=question, today=today, primary_domains=primary_domains
+        )
         window = freshness_days or _clamp(data.get("freshness_days"), default_freshness(question, default_window))
         if data.get("needs_search") is False:
             # The model thinks no evidence is needed; queries are still planned in case the route
             # overrides it (mode=always, or the heuristics already decided).
-            fallback = heuristic_plan(question, max_queries=max_queries, freshness_days=freshness_days, today=today,
-                                      primary_domains=primary_domains, default_window=default_window)
-            return Plan(queries=queries or fallback.queries, freshness_days=window, question=question, by="llm",
-                        needs_search=False)
+            fallback = heuristic_plan(
+                question,
+                max_queries=max_queries,
+                freshness_days=freshness_days,
+                today=today,
+                primary_domains=primary_domains,
+                default_window=default_window,
+            )
+            return Plan(
+                queries=queries or fallback.queries,
+                freshness_days=window,
+                question=question,
+                by="llm",
+                needs_search=False,
+            )
         if not queries:
             # Asked for search (or said none needed) without a usable query: a routing fault, never
             # a silent ungrounded answer. Fall back to the heuristic queries.
@@ -139,8 +184,14 @@ async def llm_plan(llm: ChatModel, model: str, question: str, *, max_queries: in
             log.warning("planner gave no usable query; heuristic queries used")
             break
         return Plan(queries=queries, freshness_days=window, question=question, by="llm")
-    return heuristic_plan(question, max_queries=max_queries, freshness_days=freshness_days, today=today,
-                          primary_domains=primary_domains, default_window=default_window)
+    return heuristic_plan(
+        question,
+        max_queries=max_queries,
+        freshness_days=freshness_days,
+        today=today,
+        primary_domains=primary_domains,
+        default_window=default_window,
+    )
 
 
 def _clamp(value, fallback: int) -> int:

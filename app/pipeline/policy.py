@@ -1,6 +1,7 @@
 """Every threshold that decides answer or abstain, in one place. Operators tune them through
 Settings (GA_ANSWERABLE_AT, …); docs/EVALUATION.md gives the command that calibrates each one on
 the labelled development split."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -19,6 +20,9 @@ class Policy:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Policy:
-        return cls(answerable_at=settings.answerable_at, skip_model_below=settings.skip_model_below,
-                   support_threshold=settings.support_threshold,
-                   min_groundedness=settings.min_groundedness)
+        return cls(
+            answerable_at=settings.answerable_at,
+            skip_model_below=settings.skip_model_below,
+            support_threshold=settings.support_threshold,
+            min_groundedness=settings.min_groundedness,
+        )

@@ -1,4 +1,5 @@
 """What the orchestrator hands back to the serving layer."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

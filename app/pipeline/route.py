@@ -3,6 +3,7 @@
 Heuristics first (cheap, testable). Text-transformation requests over text given in the messages
 and small talk go straight to the composing model; everything else is grounded.
 """
+
 from __future__ import annotations
 
 import re

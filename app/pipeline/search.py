@@ -1,5 +1,6 @@
 """Search: every planned query through the provider fallback chain, concurrently; merge, dedupe by
 normalised URL, enforce domain filters in code, rank candidates by the project's own score."""
+
 from __future__ import annotations
 
 import asyncio
@@ -23,12 +24,27 @@ log = logging.getLogger(__name__)
 RRF_K = 10  # reciprocal-rank fusion constant: small k trusts the engines' top ranks more
 
 
-async def search_all(queries: list[str], providers: list[SearchProvider], ctx: RunContext, *,
-                     question: str, freshness_days: int, cache: Cache | None = None,
-                     flights: SingleFlight | None = None) -> SearchOutcome:
+async def search_all(
+    queries: list[str],
+    providers: list[SearchProvider],
+    ctx: RunContext,
+    *,
+    question: str,
+    freshness_days: int,
+    cache: Cache | None = None,
+    flights: SingleFlight | None = None,
+) -> SearchOutcome:
     opts = ctx.options
-    sq = [SearchQuery(text=q, count=opts.max_results, include_domains=opts.include_domains,
-                      exclude_domains=opts.exclude_domains, freshness_days=freshness_days) for q in queries]
+    sq = [
+        SearchQuery(
+            text=q,
+            count=opts.max_results,
+            include_domains=opts.include_domains,
+            exclude_domains=opts.exclude_domains,
+            freshness_days=freshness_days,
+        )
+        for q in queries
+    ]
     outcome = SearchOutcome(candidates=[], results=[])
     answers = await asyncio.gather(*(_search_chain(q, providers, ctx, outcome, cache, flights) for q in sq))
     outcome.results = [r for r in answers if r is not None]
@@ -55,8 +71,9 @@ def _budget_allows(ctx: RunContext, provider: str) -> str | None:
     return None
 
 
-async def _search_chain(query: SearchQuery, providers: list[SearchProvider], ctx: RunContext,
-                        outcome: SearchOutcome, cache, flights) -> SearchResult | None:
+async def _search_chain(
+    query: SearchQuery, providers: list[SearchProvider], ctx: RunContext, outcome: SearchOutcome, cache, flights
+) -> SearchResult | None:
     """Try providers in order: the next one when one fails or finds nothing."""
     last: SearchResult | None = None
     for provider in providers:
@@ -78,10 +95,16 @@ async def _search_chain(query: SearchQuery, providers: list[SearchProvider], ctx
                 result, how = await call(), "miss"
             else:
                 result, how = await flights.cached(
-                    _cache_key(provider.name, query), cache, layer="search", compute=call,
-                    encode=lambda r: _encode(r) if r.hits else None, decode=_decode,
-                    ttl_s=ctx.settings.search_cache_ttl(query.freshness_days), read=ctx.options.cache == "use",
-                    wait_s=ctx.remaining())
+                    _cache_key(provider.name, query),
+                    cache,
+                    layer="search",
+                    compute=call,
+                    encode=lambda r: _encode(r) if r.hits else None,
+                    decode=_decode,
+                    ttl_s=ctx.settings.search_cache_ttl(query.freshness_days),
+                    read=ctx.options.cache == "use",
+                    wait_s=ctx.remaining(),
+                )
             ctx.note_cache("search", how)
         except _OverBudget as exc:
             outcome.errors.append(f"{provider.name}: budget ({exc.which})")
@@ -146,25 +169,46 @@ def _merge(results: list[SearchResult], question: str, opts, filtered: dict[str,
 
 def _cache_key(provider: str, q: SearchQuery) -> str:
     norm = " ".join(q.text.lower().split())
-    return "search:" + orjson.dumps([provider, norm, q.count, sorted(q.include_domains),
-                                     sorted(q.exclude_domains), q.freshness_days]).decode()
+    return (
+        "search:"
+        + orjson.dumps(
+            [provider, norm, q.count, sorted(q.include_domains), sorted(q.exclude_domains), q.freshness_days]
+        ).decode()
+    )
 
 
 def _encode(result: SearchResult) -> bytes:
-    return orjson.dumps({
-        "provider": result.provider, "query": result.query, "unresponsive_engines": result.unresponsive_engines,
-        "hits": [{"url": h.url, "title": h.title, "snippet": h.snippet, "rank": h.rank, "provider": h.provider,
-                  "published_at": h.published_at.isoformat() if h.published_at else None,
-                  "raw_content": h.raw_content, "raw_content_type": h.raw_content_type, "primary": h.primary}
-                 for h in result.hits],
-    })
+    return orjson.dumps(
+        {
+            "provider": result.provider,
+            "query": result.query,
+            "unresponsive_engines": result.unresponsive_engines,
+            "hits": [
+                {
+                    "url": h.url,
+                    "title": h.title,
+                    "snippet": h.snippet,
+                    "rank": h.rank,
+                    "provider": h.provider,
+                    "published_at": h.published_at.isoformat() if h.published_at else None,
+                    "raw_content": h.raw_content,
+                    "raw_content_type": h.raw_content_type,
+                    "primary": h.primary,
+                }
+                for h in result.hits
+            ],
+        }
+    )
 
 
 def _decode(raw: bytes) -> SearchResult:
     from datetime import datetime
 
     data = orjson.loads(raw)
-    hits = [SearchHit(**{**h, "published_at": datetime.fromisoformat(h["published_at"]) if h["published_at"] else None})
-            for h in data["hits"]]
-    return SearchResult(provider=data["provider"], query=data["query"], hits=hits,
-                        unresponsive_engines=data["unresponsive_engines"])
+    hits = [
+        SearchHit(**{**h, "published_at": datetime.fromisoformat(h["published_at"]) if h["published_at"] else None})
+        for h in data["hits"]
+    ]
+    return SearchResult(
+        provider=data["provider"], query=data["query"], hits=hits, unresponsive_engines=data["unresponsive_engines"]
+    )

@@ -1,6 +1,7 @@
 """Select evidence: freshness window, domain rules, near-duplicate collapse, one document per
 registrable domain, BM25 rank against the question, measured token budget. Every decision is
 recorded with its reason."""
+
 from __future__ import annotations
 
 from datetime import date
@@ -39,7 +40,9 @@ def jaccard(a: frozenset[int], b: frozenset[int]) -> float:
     return len(a & b) / union if union else 0.0
 
 
-def collapse_duplicates(docs: list[Document], decisions: list[SelectionDecision]) -> tuple[list[Document], dict[str, list[str]]]:
+def collapse_duplicates(
+    docs: list[Document], decisions: list[SelectionDecision]
+) -> tuple[list[Document], dict[str, list[str]]]:
     """Keep the best-ranked copy of near-identical pages; the others become its also_reported_by.
 
     Exact Jaccard of 5-word shingle sets: a request compares at most a few dozen pages, where exact
@@ -58,8 +61,16 @@ def collapse_duplicates(docs: list[Document], decisions: list[SelectionDecision]
     return [d for d, _ in kept], also
 
 
-def select_evidence(docs: list[Document], question: str, freshness_days: int, ctx: RunContext, *,
-                    per_doc_cap: int = MAX_PASSAGES_PER_DOC, count_headers: bool = True, reranker=None) -> Selection:
+def select_evidence(
+    docs: list[Document],
+    question: str,
+    freshness_days: int,
+    ctx: RunContext,
+    *,
+    per_doc_cap: int = MAX_PASSAGES_PER_DOC,
+    count_headers: bool = True,
+    reranker=None,
+) -> Selection:
     """`count_headers`: budget the text as the composer sees it (with its header line); /v1/context
     budgets the block text alone, which is what it returns."""
     opts = ctx.options
@@ -99,7 +110,9 @@ def select_evidence(docs: list[Document], question: str, freshness_days: int, ct
     for p in passages:
         age = document_age_days(p.doc, ctx.today)
         recency = -0.1 if age is None else (0.05 if age <= freshness_days else -0.05)
-        trust = (0.1 if p.doc.primary else 0.0) + (0.05 if trusted(p.doc) else 0.0) - (0.05 if p.doc.density < 0.2 else 0.0)
+        trust = (
+            (0.1 if p.doc.primary else 0.0) + (0.05 if trusted(p.doc) else 0.0) - (0.05 if p.doc.density < 0.2 else 0.0)
+        )
         # Code repeats identifiers, which BM25 over-rewards; prose states what the question asks.
         # BM25's length normalisation also over-rewards scraps ("… as follows:" between code blocks).
         brevity = max(0.3, min(1.0, len(p.text) / MIN_PASSAGE_CHARS))
@@ -152,13 +165,26 @@ def select_evidence(docs: list[Document], question: str, freshness_days: int, ct
             continue  # skip, not stop: a smaller block may still fit
         used += tokens
         per_doc[p.doc.url] = per_doc.get(p.doc.url, 0) + 1
-        evidence.append(Evidence(
-            span_id="", url=p.doc.url, title=p.doc.title, domain=p.doc.domain, text=text,
-            published_at=p.doc.dates.published or p.doc.dates.modified, date_source=p.doc.dates.source,
-            fetched_at=p.doc.fetched_at, score=round(p.score, 4), primary=p.doc.primary, tokens=tokens,
-            also_reported_by=also.get(p.doc.url, []), section=p.heading, kind=p.kind, via=p.doc.via,
-            modified_at=p.doc.dates.modified,
-        ))
+        evidence.append(
+            Evidence(
+                span_id="",
+                url=p.doc.url,
+                title=p.doc.title,
+                domain=p.doc.domain,
+                text=text,
+                published_at=p.doc.dates.published or p.doc.dates.modified,
+                date_source=p.doc.dates.source,
+                fetched_at=p.doc.fetched_at,
+                score=round(p.score, 4),
+                primary=p.doc.primary,
+                tokens=tokens,
+                also_reported_by=also.get(p.doc.url, []),
+                section=p.heading,
+                kind=p.kind,
+                via=p.doc.via,
+                modified_at=p.doc.dates.modified,
+            )
+        )
     evidence.sort(key=lambda e: -e.score)  # best first, whatever order the same-page discount took them in
     for i, ev in enumerate(evidence, 1):
         ev.span_id = f"S{i}"

@@ -4,6 +4,7 @@ Coverage (a factual sentence without a citation is unsupported) and the lexical 
 (app/language/support.py: overlap in the best window; negated, reversed or number-changed claims
 never supported). Verdicts it cannot settle go to the LLM judge when a model is configured.
 """
+
 from __future__ import annotations
 
 import logging

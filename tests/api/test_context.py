@@ -1,4 +1,5 @@
 """POST /v1/context: evidence blocks packed under a token budget, for agents that compose themselves."""
+
 from __future__ import annotations
 
 import httpx
@@ -19,8 +20,11 @@ def embedded(request):
 
 @pytest.mark.parametrize("budget", [256, 1000, 4000])
 def test_blocks_never_exceed_the_budget(embedded, budget):
-    r = httpx.post(embedded.url + "/v1/context", json={"query": "asyncio TaskGroup structured concurrency",
-                                                        "token_budget": budget, "depth": 6}, timeout=30)
+    r = httpx.post(
+        embedded.url + "/v1/context",
+        json={"query": "asyncio TaskGroup structured concurrency", "token_budget": budget, "depth": 6},
+        timeout=30,
+    )
     assert r.status_code == 200
     data = r.json()
     assert data["blocks"], data
@@ -35,24 +39,32 @@ def test_blocks_never_exceed_the_budget(embedded, budget):
 
 
 def test_bigger_budget_gives_more_context(embedded):
-    small = httpx.post(embedded.url + "/v1/context", json={"query": "pathlib Path methods", "token_budget": 256}, timeout=30).json()
-    big = httpx.post(embedded.url + "/v1/context", json={"query": "pathlib Path methods", "token_budget": 4000}, timeout=30).json()
+    small = httpx.post(
+        embedded.url + "/v1/context", json={"query": "pathlib Path methods", "token_budget": 256}, timeout=30
+    ).json()
+    big = httpx.post(
+        embedded.url + "/v1/context", json={"query": "pathlib Path methods", "token_budget": 4000}, timeout=30
+    ).json()
     assert big["total_tokens"] > small["total_tokens"]
 
 
-@pytest.mark.parametrize("body,param", [
-    ({"query": "x", "token_budget": 100}, "token_budget"),
-    ({"query": "x", "depth": 0}, "depth"),
-    ({"query": "   "}, "query"),
-    ({}, "query"),
-    ({"query": "x", "extra": 1}, "extra"),
-])
+@pytest.mark.parametrize(
+    "body,param",
+    [
+        ({"query": "x", "token_budget": 100}, "token_budget"),
+        ({"query": "x", "depth": 0}, "depth"),
+        ({"query": "   "}, "query"),
+        ({}, "query"),
+        ({"query": "x", "extra": 1}, "extra"),
+    ],
+)
 def test_context_validation(embedded, body, param):
     r = httpx.post(embedded.url + "/v1/context", json=body)
     assert r.status_code == 400 and r.json()["error"]["param"] == param
 
 
 def test_exclude_domains_applies(embedded):
-    data = httpx.post(embedded.url + "/v1/context", json={"query": "asyncio TaskGroup", "exclude_domains": ["python.org"]},
-                      timeout=30).json()
+    data = httpx.post(
+        embedded.url + "/v1/context", json={"query": "asyncio TaskGroup", "exclude_domains": ["python.org"]}, timeout=30
+    ).json()
     assert all("python.org" not in b["url"] for b in data["blocks"])

@@ -1,4 +1,5 @@
 """The service out of the box: local sample corpus, extractive composer, in-process cache."""
+
 from __future__ import annotations
 
 import re
@@ -33,18 +34,34 @@ def test_cited_answer_from_the_sample_corpus(embedded):
     assert all(u.startswith("https://docs.python.org/3.11/") for u in body["citations"])
     for ann in body["choices"][0]["message"]["annotations"]:
         cite = ann["url_citation"]
-        sentence = content[cite["start_index"]:cite["end_index"]]
+        sentence = content[cite["start_index"] : cite["end_index"]]
         assert cite["url"] in body["citations"]
         assert re.search(r"\[\d+\]", sentence), sentence
     assert all(c["supported"] for c in g["claims"])
     assert r.headers["X-Grounding-Status"] == "grounded"
     assert float(r.headers["X-Grounding-Cost-USD"]) == 0.0
     assert int(r.headers["X-Grounding-Searches"]) >= 1
-    for name in ("X-Request-Id", "X-Grounding-Prompt-Tokens", "X-Grounding-Completion-Tokens",
-                 "X-Grounding-Fetches", "X-Grounding-Cache"):
+    for name in (
+        "X-Request-Id",
+        "X-Grounding-Prompt-Tokens",
+        "X-Grounding-Completion-Tokens",
+        "X-Grounding-Fetches",
+        "X-Grounding-Cache",
+    ):
         assert name in r.headers
-    assert set(g["timings_ms"]) >= {"route", "plan", "search", "fetch", "extract", "select", "gate", "compose",
-                                    "cite", "verify", "total"}
+    assert set(g["timings_ms"]) >= {
+        "route",
+        "plan",
+        "search",
+        "fetch",
+        "extract",
+        "select",
+        "gate",
+        "compose",
+        "cite",
+        "verify",
+        "total",
+    }
 
 
 def test_structured_abstention_for_an_uncovered_question(embedded):
@@ -62,15 +79,23 @@ def test_structured_abstention_for_an_uncovered_question(embedded):
 
 
 def test_both_routes_share_one_handler(embedded):
-    a = httpx.post(embedded.url + "/v1/chat/completions", json=chat("What does the tomllib module do?"), timeout=30).json()
-    b = httpx.post(embedded.url + "/v1/grounded-answers", json=chat("What does the tomllib module do?"), timeout=30).json()
+    a = httpx.post(
+        embedded.url + "/v1/chat/completions", json=chat("What does the tomllib module do?"), timeout=30
+    ).json()
+    b = httpx.post(
+        embedded.url + "/v1/grounded-answers", json=chat("What does the tomllib module do?"), timeout=30
+    ).json()
     assert a["choices"][0]["message"]["content"] == b["choices"][0]["message"]["content"]
     assert a["citations"] == b["citations"]
 
 
 def test_request_id_is_echoed_or_made(embedded):
-    r = httpx.post(embedded.url + "/v1/chat/completions", json=chat("What is tomllib?"), headers={"X-Request-Id": "client-42"},
-                   timeout=30)
+    r = httpx.post(
+        embedded.url + "/v1/chat/completions",
+        json=chat("What is tomllib?"),
+        headers={"X-Request-Id": "client-42"},
+        timeout=30,
+    )
     assert r.headers["X-Request-Id"] == "client-42"
     assert r.json()["grounding"]["request_id"] == "client-42"
     r2 = httpx.get(embedded.url + "/healthz")
@@ -78,8 +103,12 @@ def test_request_id_is_echoed_or_made(embedded):
 
 
 def test_trace_explains_the_answer(embedded):
-    r = httpx.post(embedded.url + "/v1/chat/completions", json=chat("What is asyncio.TaskGroup?"),
-                   headers={"X-Request-Id": "trace-me"}, timeout=30)
+    r = httpx.post(
+        embedded.url + "/v1/chat/completions",
+        json=chat("What is asyncio.TaskGroup?"),
+        headers={"X-Request-Id": "trace-me"},
+        timeout=30,
+    )
     trace = httpx.get(embedded.url + "/v1/traces/trace-me").json()
     assert trace["plan"]["queries"] == r.json()["grounding"]["queries"]
     assert trace["search"] and trace["fetches"] and trace["evidence"]
@@ -100,13 +129,16 @@ def test_service_endpoints(embedded):
 
 def test_sample_corpus_answers_come_from_the_page_about_the_subject(embedded):
     """The out-of-the-box demo: questions the sample corpus covers are answered from the right page."""
-    cases = {"What is asyncio.TaskGroup?": "library/asyncio-task.html",
-             "What does the tomllib module do?": "library/tomllib.html",
-             "When was Python 3.10 released?": "whatsnew/3.10.html"}
+    cases = {
+        "What is asyncio.TaskGroup?": "library/asyncio-task.html",
+        "What does the tomllib module do?": "library/tomllib.html",
+        "When was Python 3.10 released?": "whatsnew/3.10.html",
+    }
     for question, page in cases.items():
         body = httpx.post(embedded.url + "/v1/chat/completions", json=chat(question), timeout=30).json()
         assert body["grounding"]["status"] == "grounded", (question, body["grounding"]["abstention"])
         assert body["citations"][0].endswith(page), (question, body["citations"])
-    released = httpx.post(embedded.url + "/v1/chat/completions", json=chat("When was Python 3.10 released?"),
-                          timeout=30).json()
+    released = httpx.post(
+        embedded.url + "/v1/chat/completions", json=chat("When was Python 3.10 released?"), timeout=30
+    ).json()
     assert "October 4, 2021" in released["choices"][0]["message"]["content"]

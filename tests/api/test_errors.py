@@ -1,4 +1,5 @@
 """Bad input gets a 400 in OpenAI's error shape naming the parameter; never a 422 or a stack trace."""
+
 from __future__ import annotations
 
 import httpx
@@ -11,10 +12,19 @@ CASES = [
     ({"model": "x", "messages": GOOD, "functions": [{"name": "f"}]}, "functions"),
     ({"model": "x", "messages": GOOD, "tool_choice": "auto"}, "tool_choice"),
     ({"model": "x", "messages": GOOD, "response_format": {"type": "json_object"}}, "response_format"),
-    ({"model": "x", "messages": [{"role": "user", "content": [
-        {"type": "image_url", "image_url": {"url": "https://a.example/i.png"}}]}]}, "messages[0].content[0]"),
-    ({"model": "x", "messages": [{"role": "user", "content": [{"type": "input_audio", "input_audio": {}}]}]},
-     "messages[0].content[0]"),
+    (
+        {
+            "model": "x",
+            "messages": [
+                {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "https://a.example/i.png"}}]}
+            ],
+        },
+        "messages[0].content[0]",
+    ),
+    (
+        {"model": "x", "messages": [{"role": "user", "content": [{"type": "input_audio", "input_audio": {}}]}]},
+        "messages[0].content[0]",
+    ),
     ({"model": "x", "messages": [{"role": "user", "content": "   "}]}, "messages"),
     ({"model": "x", "messages": [{"role": "system", "content": "be brief"}]}, "messages"),
     ({"model": "x", "messages": []}, "messages"),
@@ -60,8 +70,17 @@ def test_unknown_route_is_404_in_openai_shape(svc):
 
 
 def test_ignored_params_are_listed(svc):
-    r = httpx.post(svc.url + "/v1/chat/completions", json={"model": "x", "messages": GOOD, "presence_penalty": 0.5,
-                                                           "logit_bias": {"1": 2}, "temperature": 0.3, "seed": 7})
+    r = httpx.post(
+        svc.url + "/v1/chat/completions",
+        json={
+            "model": "x",
+            "messages": GOOD,
+            "presence_penalty": 0.5,
+            "logit_bias": {"1": 2},
+            "temperature": 0.3,
+            "seed": 7,
+        },
+    )
     assert r.status_code == 200
     ignored = r.json()["grounding"]["ignored_params"]
     # presence_penalty / logit_bias never apply; temperature and seed cannot apply to the extractive composer.
@@ -72,8 +91,12 @@ def test_api_keys_guard_the_api(service_factory):
     s = service_factory(api_keys=["sekret"])
     r = httpx.post(s.url + "/v1/chat/completions", json={"model": "x", "messages": GOOD})
     assert r.status_code == 401 and r.json()["error"]["type"] == "authentication_error"
-    ok = httpx.post(s.url + "/v1/chat/completions", json={"model": "x", "messages": GOOD},
-                    headers={"Authorization": "Bearer sekret"}, timeout=30)
+    ok = httpx.post(
+        s.url + "/v1/chat/completions",
+        json={"model": "x", "messages": GOOD},
+        headers={"Authorization": "Bearer sekret"},
+        timeout=30,
+    )
     assert ok.status_code == 200
     assert httpx.get(s.url + "/healthz").status_code == 200  # probes stay open
 
@@ -83,8 +106,23 @@ def test_openapi_documents_the_chat_body_and_every_grounding_option(svc):
     body = schema["paths"]["/v1/chat/completions"]["post"]["requestBody"]["content"]["application/json"]["schema"]
     assert body == {"$ref": "#/components/schemas/ChatCompletionRequest"}
     options = schema["components"]["schemas"]["GroundingOptions"]["properties"]
-    for name in ("mode", "freshness_days", "include_domains", "exclude_domains", "primary_domains", "max_queries",
-                 "max_results", "max_fetches", "max_evidence", "token_budget", "min_sources", "require_primary",
-                 "verification", "on_conflict", "cache", "deadline_ms"):
+    for name in (
+        "mode",
+        "freshness_days",
+        "include_domains",
+        "exclude_domains",
+        "primary_domains",
+        "max_queries",
+        "max_results",
+        "max_fetches",
+        "max_evidence",
+        "token_budget",
+        "min_sources",
+        "require_primary",
+        "verification",
+        "on_conflict",
+        "cache",
+        "deadline_ms",
+    ):
         assert name in options and options[name].get("description"), name
     assert options["max_queries"]["anyOf"][0]["maximum"] == 4

@@ -1,6 +1,7 @@
 """Issue-4 behaviours over HTTP with the extractive composer (deterministic) and a scripted model:
 syndicated copies, stale versus fresh, conflicting prices, undated pages, planted instructions,
 unanswerable questions."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -43,16 +44,30 @@ def test_syndicated_copies_are_one_source(searxng, web, service_factory):
 
 def _prices(web, searxng, *, old_days, new_days, old="$25", new="$30"):
     a, b = web.site("old-news.test"), web.site("new-news.test")
-    u1 = a.add_article("/p", "Acme Cloud Pro pricing", [
-        f"Acme Cloud charges {old} per month for its Pro plan, the company said when it announced the plan to customers.",
-        "The Pro plan includes ten projects, email support and a shared workspace for small teams in one region."],
-        published=TODAY - timedelta(days=old_days))
-    u2 = b.add_article("/p", "Acme Cloud Pro price change", [
-        f"Acme Cloud now charges {new} per month for its Pro plan after a price change announced to customers this week.",
-        "The new Pro plan adds unlimited projects and priority support, according to the announcement from Acme Cloud."],
-        published=TODAY - timedelta(days=new_days))
-    searxng.set_default([searx_result(u1, "Acme Pro pricing", "Acme Cloud Pro plan price"),
-                         searx_result(u2, "Acme Pro price change", "Acme Cloud Pro plan price")])
+    u1 = a.add_article(
+        "/p",
+        "Acme Cloud Pro pricing",
+        [
+            f"Acme Cloud charges {old} per month for its Pro plan, the company said when it announced the plan to customers.",
+            "The Pro plan includes ten projects, email support and a shared workspace for small teams in one region.",
+        ],
+        published=TODAY - timedelta(days=old_days),
+    )
+    u2 = b.add_article(
+        "/p",
+        "Acme Cloud Pro price change",
+        [
+            f"Acme Cloud now charges {new} per month for its Pro plan after a price change announced to customers this week.",
+            "The new Pro plan adds unlimited projects and priority support, according to the announcement from Acme Cloud.",
+        ],
+        published=TODAY - timedelta(days=new_days),
+    )
+    searxng.set_default(
+        [
+            searx_result(u1, "Acme Pro pricing", "Acme Cloud Pro plan price"),
+            searx_result(u2, "Acme Pro price change", "Acme Cloud Pro plan price"),
+        ]
+    )
     return u1, u2
 
 
@@ -90,11 +105,20 @@ def test_undated_pages_cannot_answer_a_time_sensitive_question(searxng, web, ser
     urls = []
     for name in ("shop-a.test", "shop-b.test"):
         site = web.site(name)
-        urls.append(site.add_article("/p", "Acme Cloud Pro price", [
-            f"{name} lists the Acme Cloud Pro plan price at $30 per month for teams of any size in every region.",
-            "Prices on this page are shown without tax and may change at any time without notice to visitors.",
-            "The Pro plan includes unlimited projects, priority support and single sign-on for every member of a team."],
-            published=None, jsonld=False, meta=False))
+        urls.append(
+            site.add_article(
+                "/p",
+                "Acme Cloud Pro price",
+                [
+                    f"{name} lists the Acme Cloud Pro plan price at $30 per month for teams of any size in every region.",
+                    "Prices on this page are shown without tax and may change at any time without notice to visitors.",
+                    "The Pro plan includes unlimited projects, priority support and single sign-on for every member of a team.",
+                ],
+                published=None,
+                jsonld=False,
+                meta=False,
+            )
+        )
     searxng.set_default([searx_result(u, "Acme price", "Acme Cloud Pro plan price") for u in urls])
     svc = _svc(searxng, web, service_factory)
     body = _ask(svc, "What is the current price of the Acme Cloud Pro plan?", min_sources=1)
@@ -106,11 +130,18 @@ def test_undated_pages_cannot_answer_a_time_sensitive_question(searxng, web, ser
 def test_planted_instruction_never_reaches_the_answer(searxng, web, llm, service_factory):
     hostile = web.site("forum.test")
     u1 = hostile.add_hostile("/t", "Orbit 4.2 thread", STORY, published=TODAY)
-    other = web.site("review.test").add_article("/r", "Orbit 4.2 review", [
-        "Version 4.2 of the Orbit Analytics platform brings streaming joins, which our reviewers found fast and reliable.",
-        "The new query planner in Orbit Analytics 4.2 chose better plans on every dashboard we tried in our tests."],
-        published=TODAY)
-    searxng.set_default([searx_result(u1, "Orbit thread", "Orbit Analytics 4.2"), searx_result(other, "Orbit review", "4.2")])
+    other = web.site("review.test").add_article(
+        "/r",
+        "Orbit 4.2 review",
+        [
+            "Version 4.2 of the Orbit Analytics platform brings streaming joins, which our reviewers found fast and reliable.",
+            "The new query planner in Orbit Analytics 4.2 chose better plans on every dashboard we tried in our tests.",
+        ],
+        published=TODAY,
+    )
+    searxng.set_default(
+        [searx_result(u1, "Orbit thread", "Orbit Analytics 4.2"), searx_result(other, "Orbit review", "4.2")]
+    )
     # Extractive: the visible instruction is never quoted.
     svc = _svc(searxng, web, service_factory)
     body = _ask(svc, "What did Orbit Analytics release in version 4.2?")
@@ -154,13 +185,23 @@ def test_an_answer_that_states_no_value_of_the_asked_kind_abstains(searxng, web,
 
 def test_primary_snippet_with_the_value_skips_the_fetch(searxng, web, service_factory):
     site = web.site("acme.test")
-    url = site.add_article("/pricing", "Acme Cloud pricing", [
-        "Acme Cloud Pro costs $30 per month per workspace, billed monthly or yearly, with all features of the plan.",
-        "Every plan includes single sign-on, audit logs and priority support from the Acme Cloud team at no extra cost."],
-        published=TODAY)
+    url = site.add_article(
+        "/pricing",
+        "Acme Cloud pricing",
+        [
+            "Acme Cloud Pro costs $30 per month per workspace, billed monthly or yearly, with all features of the plan.",
+            "Every plan includes single sign-on, audit logs and priority support from the Acme Cloud team at no extra cost.",
+        ],
+        published=TODAY,
+    )
     host = url.split("/")[2].split(":")[0]
-    searxng.set_default([searx_result(url, "Acme Cloud pricing", "Acme Cloud Pro plan costs $30 per month per workspace.",
-                                      published=TODAY)])
+    searxng.set_default(
+        [
+            searx_result(
+                url, "Acme Cloud pricing", "Acme Cloud Pro plan costs $30 per month per workspace.", published=TODAY
+            )
+        ]
+    )
     svc = _svc(searxng, web, service_factory)
     body = _ask(svc, "How much does the Acme Cloud Pro plan cost?", primary_domains=[host])
     g = body["grounding"]
@@ -168,6 +209,10 @@ def test_primary_snippet_with_the_value_skips_the_fetch(searxng, web, service_fa
     assert g["fetches"][0]["outcome"] == "skipped" and g["sources"][0]["via"] == "snippet"
     assert "/pricing" not in web.paths_requested(site)
     # A multi-hop question reads the page.
-    _ask(svc, "How much does the Acme Cloud Pro plan cost and which features does it include?", primary_domains=[host],
-         cache="bypass")
+    _ask(
+        svc,
+        "How much does the Acme Cloud Pro plan cost and which features does it include?",
+        primary_domains=[host],
+        cache="bypass",
+    )
     assert "/pricing" in web.paths_requested(site)

@@ -1,4 +1,5 @@
 """The retrieval trace makes a wrong answer explainable: from the answer back to the page that misled it."""
+
 from __future__ import annotations
 
 import httpx
@@ -8,16 +9,32 @@ from tests.api.helpers import TODAY, chat, planner_or
 
 
 def test_trace_explains_a_scripted_wrong_answer(searxng, web, llm, service_factory):
-    stale = web.site("mirror.test").add_article("/acme", "Acme Cloud Pro plan", [
-        "The Acme Cloud Pro plan costs $99 per month and includes unlimited projects for every team in the company.",
-        "This mirror copies vendor price lists and does not say when it last checked them with the vendor itself."],
-        published=None, jsonld=False, meta=False)
-    fresh = web.site("acme-news.test").add_article("/acme", "Acme Cloud cuts Pro price", [
-        "Acme Cloud cut the price of its Pro plan to $30 per month this week, according to its announcement to customers.",
-        "The Pro plan keeps unlimited projects and priority support for every member of the team after the change."],
-        published=TODAY)
-    searxng.set_default([searx_result(stale, "Acme Cloud Pro plan", "Acme Cloud Pro $99"),
-                         searx_result(fresh, "Acme Cloud cuts Pro price", "Acme Cloud Pro $30")])
+    stale = web.site("mirror.test").add_article(
+        "/acme",
+        "Acme Cloud Pro plan",
+        [
+            "The Acme Cloud Pro plan costs $99 per month and includes unlimited projects for every team in the company.",
+            "This mirror copies vendor price lists and does not say when it last checked them with the vendor itself.",
+        ],
+        published=None,
+        jsonld=False,
+        meta=False,
+    )
+    fresh = web.site("acme-news.test").add_article(
+        "/acme",
+        "Acme Cloud cuts Pro price",
+        [
+            "Acme Cloud cut the price of its Pro plan to $30 per month this week, according to its announcement to customers.",
+            "The Pro plan keeps unlimited projects and priority support for every member of the team after the change.",
+        ],
+        published=TODAY,
+    )
+    searxng.set_default(
+        [
+            searx_result(stale, "Acme Cloud Pro plan", "Acme Cloud Pro $99"),
+            searx_result(fresh, "Acme Cloud cuts Pro price", "Acme Cloud Pro $30"),
+        ]
+    )
 
     def composer(body):
         prompt = body["messages"][-1]["content"]
@@ -27,8 +44,12 @@ def test_trace_explains_a_scripted_wrong_answer(searxng, web, llm, service_facto
 
     llm.default = planner_or(composer)
     svc = service_factory(**searxng.settings_overrides(), **web.settings_overrides(), **llm.settings_overrides())
-    r = httpx.post(svc.url + "/v1/chat/completions", json=chat("How much does the Acme Cloud Pro plan cost?", min_sources=1),
-                   headers={"X-Request-Id": "wrong-1"}, timeout=30)
+    r = httpx.post(
+        svc.url + "/v1/chat/completions",
+        json=chat("How much does the Acme Cloud Pro plan cost?", min_sources=1),
+        headers={"X-Request-Id": "wrong-1"},
+        timeout=30,
+    )
     assert "$99" in r.json()["choices"][0]["message"]["content"]  # the wrong answer went out
     trace = httpx.get(svc.url + "/v1/traces/wrong-1").json()
     # What was searched and found,

@@ -1,5 +1,6 @@
 """The benchmark smoke tests read real pages from ../shared/bench-data (beside the clone, never copied
 into the repository). Without it they fail on CI and are skipped, with the reason, elsewhere."""
+
 from __future__ import annotations
 
 import os

@@ -1,6 +1,7 @@
 """Smoke test of the benchmark harness: `python -m bench.run --quick` on a few figures, through the
 real processes (uvicorn service, upstream simulators, bare app, wrk or httpx). No timing assertions:
 only that the harness runs, measures what it says, and writes its JSON and markdown."""
+
 from __future__ import annotations
 
 import json
@@ -27,17 +28,34 @@ def test_workload_is_deterministic_and_its_critical_path_adds_up(bench_data):
 
 
 def test_composer_reply_cites_the_spans_it_quotes():
-    prompt = ('<evidence-ab12 id="S1" title="t" domain="d" date="unknown">\nFoo 2.0 shipped in March. More.\n'
-              '</evidence-ab12>\n\n<evidence-ab12 id="S2" title="t" domain="d" date="unknown">\nBar fell.\n'
-              '</evidence-ab12>')
+    prompt = (
+        '<evidence-ab12 id="S1" title="t" domain="d" date="unknown">\nFoo 2.0 shipped in March. More.\n'
+        '</evidence-ab12>\n\n<evidence-ab12 id="S2" title="t" domain="d" date="unknown">\nBar fell.\n'
+        "</evidence-ab12>"
+    )
     assert composer_reply_text(prompt) == "Foo 2.0 shipped in March [S1]. Bar fell [S2]."
 
 
 def test_quick_run_writes_results_and_doc(tmp_path, bench_data):
     out_json, out_md = tmp_path / "r.json", tmp_path / "B.md"
-    proc = subprocess.run([sys.executable, "-m", "bench.run", "--quick", "--only", "latency,cache,quality",
-                           "--json", str(out_json), "--md", str(out_md)],
-                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=240)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench.run",
+            "--quick",
+            "--only",
+            "latency,cache,quality",
+            "--json",
+            str(out_json),
+            "--md",
+            str(out_md),
+        ],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     data = json.loads(out_json.read_text())
     assert set(data["figures"]) == {"latency", "cache", "quality"}

@@ -1,4 +1,5 @@
 """Caches, coalescing, Redis failures and budgets against real Redis and the local upstreams."""
+
 from __future__ import annotations
 
 import asyncio
@@ -14,7 +15,9 @@ QUESTION = "What does the Acme Cloud Pro plan cost?"
 
 
 def _stack(searxng, web, llm, service_factory, **extra):
-    return service_factory(**searxng.settings_overrides(), **web.settings_overrides(), **llm.settings_overrides(), **extra)
+    return service_factory(
+        **searxng.settings_overrides(), **web.settings_overrides(), **llm.settings_overrides(), **extra
+    )
 
 
 def _composer(body):
@@ -55,10 +58,15 @@ def test_changed_page_invalidates_cached_answer(searxng, web, llm, service_facto
     httpx.post(svc.url + "/v1/chat/completions", json=chat(QUESTION), timeout=30)
     # The publisher edits the page; once the page entry is revalidated the old answer is stale.
     site = web.site("news-a.test")
-    site.add_article("/acme-0", "Acme Cloud Pro price (news-a.test)",
-                     ["Acme Cloud cut the price of its Pro plan to $20 per month on November 20, reported news-a.test today.",
-                      "The Pro plan includes unlimited projects, priority support and single sign-on for every team member."],
-                     published=time.strftime("%Y-%m-%d"))
+    site.add_article(
+        "/acme-0",
+        "Acme Cloud Pro price (news-a.test)",
+        [
+            "Acme Cloud cut the price of its Pro plan to $20 per month on November 20, reported news-a.test today.",
+            "The Pro plan includes unlimited projects, priority support and single sign-on for every team member.",
+        ],
+        published=time.strftime("%Y-%m-%d"),
+    )
     time.sleep(1.2)
     body = httpx.post(svc.url + "/v1/chat/completions", json=chat(QUESTION, verification="flag"), timeout=30).json()
     assert body["grounding"]["cache"].get("page") in ("miss", "partial")
@@ -74,11 +82,17 @@ def test_stale_page_is_revalidated_with_a_conditional_get(searxng, web, llm, ser
     from tests.api.helpers import ACME, TODAY
 
     u1 = site.add_article("/p", "Acme price A", ACME, published=TODAY, conditional=True)
-    u2 = other.add_article("/p", "Acme price B", [
-        "Starting this month the Acme Cloud Pro subscription is billed at $30 per month per workspace, up from $25.",
-        "Blog B compared the new Acme Cloud Pro plan price with rival offerings and found it in the middle of the market.",
-        "Customers on annual contracts will see the change only when their contract renews next year."],
-        published=TODAY, conditional=True)
+    u2 = other.add_article(
+        "/p",
+        "Acme price B",
+        [
+            "Starting this month the Acme Cloud Pro subscription is billed at $30 per month per workspace, up from $25.",
+            "Blog B compared the new Acme Cloud Pro plan price with rival offerings and found it in the middle of the market.",
+            "Customers on annual contracts will see the change only when their contract renews next year.",
+        ],
+        published=TODAY,
+        conditional=True,
+    )
     searxng.set_default([searx_result(u1, "Acme A", "Acme Cloud Pro"), searx_result(u2, "Acme B", "Acme Cloud Pro")])
     llm.default = planner_or(_composer)
     svc = _stack(searxng, web, llm, service_factory, redis_url=redis_url, ttl_docs_s=1, ttl_news_s=1)
@@ -94,14 +108,17 @@ def test_stale_page_is_revalidated_with_a_conditional_get(searxng, web, llm, ser
     assert outcomes == {"not_modified"}
 
 
-async def test_burst_of_one_question_runs_one_search_and_one_fetch_per_page(searxng, web, llm, service_factory, redis_url):
+async def test_burst_of_one_question_runs_one_search_and_one_fetch_per_page(
+    searxng, web, llm, service_factory, redis_url
+):
     urls = publish_acme(web, searxng)
     searxng.latency_s = 0.3
     llm.default = planner_or(_composer)
     svc = _stack(searxng, web, llm, service_factory, redis_url=redis_url)
     async with httpx.AsyncClient(timeout=30) as client:
-        replies = await asyncio.gather(*(client.post(svc.url + "/v1/chat/completions", json=chat(QUESTION))
-                                         for _ in range(8)))
+        replies = await asyncio.gather(
+            *(client.post(svc.url + "/v1/chat/completions", json=chat(QUESTION)) for _ in range(8))
+        )
     assert all(r.status_code == 200 and r.json()["grounding"]["status"] == "grounded" for r in replies)
     queries = searxng.queries()
     assert len(queries) == len(set(queries))  # each planned query searched once
@@ -118,8 +135,10 @@ async def test_two_replicas_share_work_through_redis(searxng, web, llm, service_
     a = _stack(searxng, web, llm, service_factory, redis_url=redis_url)
     b = _stack(searxng, web, llm, service_factory, redis_url=redis_url)
     async with httpx.AsyncClient(timeout=30) as client:
-        replies = await asyncio.gather(client.post(a.url + "/v1/chat/completions", json=chat(QUESTION)),
-                                       client.post(b.url + "/v1/chat/completions", json=chat(QUESTION)))
+        replies = await asyncio.gather(
+            client.post(a.url + "/v1/chat/completions", json=chat(QUESTION)),
+            client.post(b.url + "/v1/chat/completions", json=chat(QUESTION)),
+        )
     assert all(r.json()["grounding"]["status"] == "grounded" for r in replies)
     queries = searxng.queries()
     assert len(queries) == len(set(queries))
@@ -159,8 +178,12 @@ async def test_redis_hung_during_traffic_fails_no_request(searxng, web, llm, ser
         svc = _stack(searxng, web, llm, service_factory, redis_url=f"redis://127.0.0.1:{hung.port}/0")
         async with httpx.AsyncClient(timeout=30) as client:
             t0 = time.monotonic()
-            replies = await asyncio.gather(*(client.post(svc.url + "/v1/chat/completions",
-                                                         json=chat(QUESTION + f" (variant {i})")) for i in range(6)))
+            replies = await asyncio.gather(
+                *(
+                    client.post(svc.url + "/v1/chat/completions", json=chat(QUESTION + f" (variant {i})"))
+                    for i in range(6)
+                )
+            )
             elapsed = time.monotonic() - t0
         assert [r.status_code for r in replies] == [200] * 6
         assert all(r.json()["grounding"]["status"] == "grounded" for r in replies)
@@ -186,7 +209,9 @@ def test_max_searches_caps_upstream_calls(searxng, web, llm, service_factory):
     publish_acme(web, searxng)
     llm.default = planner_or(_composer)
     svc = _stack(searxng, web, llm, service_factory)
-    body = httpx.post(svc.url + "/v1/chat/completions", json=chat(QUESTION, max_searches=1, min_sources=1), timeout=30).json()
+    body = httpx.post(
+        svc.url + "/v1/chat/completions", json=chat(QUESTION, max_searches=1, min_sources=1), timeout=30
+    ).json()
     assert len(searxng.queries()) == 1 and body["grounding"]["cost"]["search_calls"] == 1
 
 

@@ -1,6 +1,7 @@
 """Dependencies point one way: api → pipeline → {state} → {providers, fetch, extract, corpus, cache} →
 language → base (settings, errors, urls, …) → domain. Read from the source (every `import app…`,
 function-local ones included), so a lower layer importing a higher one fails here."""
+
 from __future__ import annotations
 
 import ast
@@ -11,12 +12,23 @@ APP = Path(__file__).resolve().parents[2] / "app"
 # rank of each top-level module/package of app: a module may import its own package or lower ranks.
 RANKS = {
     "domain": 0,
-    "settings": 1, "errors": 1, "urls": 1, "logs": 1, "metrics": 1, "tokens": 1,
+    "settings": 1,
+    "errors": 1,
+    "urls": 1,
+    "logs": 1,
+    "metrics": 1,
+    "tokens": 1,
     "language": 2,
-    "providers": 3, "fetch": 3, "extract": 3, "corpus": 3, "cache": 3,
+    "providers": 3,
+    "fetch": 3,
+    "extract": 3,
+    "corpus": 3,
+    "cache": 3,
     "state": 4,
     "pipeline": 5,
-    "api": 6, "main": 6, "metrics_export": 6,
+    "api": 6,
+    "main": 6,
+    "metrics_export": 6,
 }
 
 
@@ -49,8 +61,12 @@ def _graph() -> dict[str, set[str]]:
 
 
 def test_no_module_imports_a_higher_layer():
-    bad = [f"app.{src} (rank {RANKS[src]}) imports app.{dst} (rank {RANKS[dst]})"
-           for src, dsts in _graph().items() for dst in dsts if RANKS[dst] > RANKS[src]]
+    bad = [
+        f"app.{src} (rank {RANKS[src]}) imports app.{dst} (rank {RANKS[dst]})"
+        for src, dsts in _graph().items()
+        for dst in dsts
+        if RANKS[dst] > RANKS[src]
+    ]
     assert not bad, "\n".join(sorted(bad))
 
 
@@ -80,7 +96,12 @@ def test_eval_bench_and_simulators_never_import_the_tests():
     for folder in ("eval", "bench", "simulators"):
         for path in (root / folder).rglob("*.py"):
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                names = ([node.module or ""] if isinstance(node, ast.ImportFrom) else
-                         [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+                names = (
+                    [node.module or ""]
+                    if isinstance(node, ast.ImportFrom)
+                    else [a.name for a in node.names]
+                    if isinstance(node, ast.Import)
+                    else []
+                )
                 bad += [f"{path.relative_to(root)} imports {n}" for n in names if n.split(".")[0] == "tests"]
     assert not bad, "\n".join(bad)

@@ -1,4 +1,5 @@
 """Token counting: offline encodings, in the composing model's encoding."""
+
 from __future__ import annotations
 
 from app.settings import Settings

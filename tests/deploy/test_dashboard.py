@@ -1,5 +1,6 @@
 """The Grafana dashboard and its provisioning: structure (always) and every query's PromQL syntax
 (promtool, by checking the queries as recording rules)."""
+
 from __future__ import annotations
 
 import yaml
@@ -7,9 +8,17 @@ import yaml
 from tests.deploy.promql import GRAFANA, dashboard, dashboard_expressions, dashboard_panels
 
 REQUIRED_PANELS = {
-    "Answers by grounding status", "Abstentions by reason", "Stage latency p50 / p95", "Answer latency p50 / p95",
-    "Upstream errors by provider", "Cache hit ratio by layer", "Tokens by model", "USD per hour by model and kind",
-    "Fetch outcomes by reason", "In-flight requests", "Redis up",
+    "Answers by grounding status",
+    "Abstentions by reason",
+    "Stage latency p50 / p95",
+    "Answer latency p50 / p95",
+    "Upstream errors by provider",
+    "Cache hit ratio by layer",
+    "Tokens by model",
+    "USD per hour by model and kind",
+    "Fetch outcomes by reason",
+    "In-flight requests",
+    "Redis up",
 }
 
 
@@ -68,8 +77,14 @@ def test_panels_do_not_overlap():
 
 def test_dashboard_queries_are_valid_promql(promtool, tmp_path):
     exprs = dashboard_expressions()
-    rules = {"groups": [{"name": "dashboard", "rules": [
-        {"record": f"dashboard:query_{i}", "expr": expr} for i, (_, expr) in enumerate(exprs)]}]}
+    rules = {
+        "groups": [
+            {
+                "name": "dashboard",
+                "rules": [{"record": f"dashboard:query_{i}", "expr": expr} for i, (_, expr) in enumerate(exprs)],
+            }
+        ]
+    }
     path = tmp_path / "dashboard_rules.yml"
     path.write_text(yaml.safe_dump(rules))
     result = promtool("check", "rules", str(path))

@@ -1,5 +1,6 @@
 """Every metric the alert rules and the dashboard query is really exported by the running service's
 /metrics, with the label names the queries use; and HTTP metric labels stay bounded."""
+
 from __future__ import annotations
 
 import httpx
@@ -52,8 +53,13 @@ def _exported(text: str) -> tuple[dict[str, str], set[str]]:
 def _is_exported(name: str, families: dict[str, str], samples: set[str]) -> bool:
     if name in samples or families.get(name) in {"gauge", "untyped", "unknown"}:
         return True
-    for suffix, types in (("_total", {"counter"}), ("_bucket", {"histogram"}), ("_sum", {"histogram", "summary"}),
-                          ("_count", {"histogram", "summary"}), ("_created", {"counter", "histogram", "summary"})):
+    for suffix, types in (
+        ("_total", {"counter"}),
+        ("_bucket", {"histogram"}),
+        ("_sum", {"histogram", "summary"}),
+        ("_count", {"histogram", "summary"}),
+        ("_created", {"counter", "histogram", "summary"}),
+    ):
         if name.endswith(suffix) and families.get(name.removesuffix(suffix)) in types:
             return True
     return False
@@ -78,8 +84,9 @@ def _family_of(name: str, declared: dict[str, set[str]]) -> str | None:
     return None
 
 
-QUERIES = [("rule " + title, expr) for title, expr in rule_expressions()] + \
-          [("panel " + title, expr) for title, expr in dashboard_expressions()]
+QUERIES = [("rule " + title, expr) for title, expr in rule_expressions()] + [
+    ("panel " + title, expr) for title, expr in dashboard_expressions()
+]
 
 
 def test_queries_name_some_metrics():
@@ -91,9 +98,13 @@ def test_queries_name_some_metrics():
 def test_every_queried_metric_is_exported(exposition, where, expr):
     families, samples = _exported(exposition)
     recorded = recorded_names()
-    missing = [sel.metric for sel in selectors(expr)
-               if sel.metric not in recorded and sel.metric not in SCRAPE_SERIES
-               and not _is_exported(sel.metric, families, samples)]
+    missing = [
+        sel.metric
+        for sel in selectors(expr)
+        if sel.metric not in recorded
+        and sel.metric not in SCRAPE_SERIES
+        and not _is_exported(sel.metric, families, samples)
+    ]
     assert not missing, f"{where}: not in /metrics: {missing}"
 
 
@@ -111,12 +122,21 @@ def test_every_queried_label_is_declared(where, expr):
 
 
 def test_http_metric_labels_are_route_templates(exposition):
-    routes = {s.labels["route"] for fam in text_string_to_metric_families(exposition)
-              if fam.name == "grounded_http_requests" for s in fam.samples}
+    routes = {
+        s.labels["route"]
+        for fam in text_string_to_metric_families(exposition)
+        if fam.name == "grounded_http_requests"
+        for s in fam.samples
+    }
     assert {"/v1/chat/completions", "/v1/models", "/v1/traces/{trace_id}", "unmatched"} <= routes
     assert not any("req_no_such_trace" in r or "secret" in r or "/no/such" in r for r in routes), routes
-    classes = {(s.labels["route"], s.labels["status_class"]) for fam in text_string_to_metric_families(exposition)
-               if fam.name == "grounded_http_requests" for s in fam.samples if s.name.endswith("_total")}
+    classes = {
+        (s.labels["route"], s.labels["status_class"])
+        for fam in text_string_to_metric_families(exposition)
+        if fam.name == "grounded_http_requests"
+        for s in fam.samples
+        if s.name.endswith("_total")
+    }
     assert {("/v1/chat/completions", "2xx"), ("/v1/chat/completions", "4xx"), ("unmatched", "4xx")} <= classes
 
 

@@ -1,6 +1,7 @@
 """Gauges across processes: IN_FLIGHT sums live workers only (mark_worker_dead drops a dead one),
 REDIS_UP reports the most recent write of any worker. Each "worker" is a real Python process with
 PROMETHEUS_MULTIPROC_DIR set before prometheus_client is imported, as under uvicorn --workers."""
+
 from __future__ import annotations
 
 import os
@@ -17,8 +18,14 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 def _run(mp_dir: Path, code: str) -> str:
     env = {k: v for k, v in os.environ.items() if k.upper() != "PROMETHEUS_MULTIPROC_DIR"}
     env.update(PROMETHEUS_MULTIPROC_DIR=str(mp_dir), PYTHONPATH=str(REPO_ROOT))
-    result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, cwd=REPO_ROOT,
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env=env,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 0, result.stderr
     return result.stdout
 

@@ -1,5 +1,6 @@
 """Several uvicorn workers, one /metrics: every scrape, whichever worker answers it, reports the totals
 of all workers (prometheus_client multiprocess mode via PROMETHEUS_MULTIPROC_DIR)."""
+
 from __future__ import annotations
 
 import os
@@ -42,9 +43,25 @@ def multiworker_service(tmp_path):
     env.update(PROMETHEUS_MULTIPROC_DIR=str(mp_dir), GA_LOG_LEVEL="WARNING", PYTHONPATH=str(REPO_ROOT))
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "app.main:app", "--workers", str(WORKERS),
-             "--host", "127.0.0.1", "--port", str(port), "--no-access-log"],
-            cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "app.main:app",
+                "--workers",
+                str(WORKERS),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--no-access-log",
+            ],
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     try:
         deadline = time.monotonic() + 60
         while log_path.read_text(errors="replace").count("Application startup complete") < WORKERS:
@@ -71,8 +88,11 @@ def _scrape(base: str) -> dict[tuple[str, frozenset], float]:
     with httpx.Client(timeout=10) as client:
         resp = client.get(base + "/metrics")
     assert resp.status_code == 200
-    return {(s.name, frozenset(s.labels.items())): s.value
-            for fam in text_string_to_metric_families(resp.text) for s in fam.samples}
+    return {
+        (s.name, frozenset(s.labels.items())): s.value
+        for fam in text_string_to_metric_families(resp.text)
+        for s in fam.samples
+    }
 
 
 def _total(samples: dict, name: str, **labels: str) -> float:
@@ -86,8 +106,12 @@ def _per_worker_http_counts(mp_dir: Path, route: str) -> dict[str, float]:
     for path in mp_dir.glob("counter_*.db"):
         fams = MultiProcessCollector.merge([str(path)], accumulate=False)
         counts[path.stem.removeprefix("counter_")] = sum(
-            s.value for fam in fams if fam.name == "grounded_http_requests" for s in fam.samples
-            if s.name == "grounded_http_requests_total" and s.labels.get("route") == route)
+            s.value
+            for fam in fams
+            if fam.name == "grounded_http_requests"
+            for s in fam.samples
+            if s.name == "grounded_http_requests_total" and s.labels.get("route") == route
+        )
     return counts
 
 
@@ -95,26 +119,36 @@ def _expected(samples: dict) -> dict[str, float]:
     return {
         "models": _total(samples, "grounded_http_requests_total", route="/v1/models", status_class="2xx"),
         "bad": _total(samples, "grounded_http_requests_total", route="/v1/chat/completions", status_class="4xx"),
-        "answered_http": _total(samples, "grounded_http_requests_total", route="/v1/chat/completions",
-                                status_class="2xx"),
+        "answered_http": _total(
+            samples, "grounded_http_requests_total", route="/v1/chat/completions", status_class="2xx"
+        ),
         "answers": _total(samples, "grounded_requests_total", route="chat-completions"),
-        "answer_latency_count": _total(samples, "grounded_request_duration_seconds_count",
-                                       route="/v1/chat/completions"),
+        "answer_latency_count": _total(
+            samples, "grounded_request_duration_seconds_count", route="/v1/chat/completions"
+        ),
         "in_flight": _total(samples, "grounded_requests_in_flight"),
     }
 
 
 def test_every_scrape_reports_the_totals_of_all_workers(multiworker_service):
     base, mp_dir = multiworker_service
-    calls = ([("GET", base + "/v1/models", {})] * MODELS_CALLS
-             + [("POST", base + "/v1/chat/completions", {"json": {"messages": "not a list"}})] * BAD_BODIES
-             + [("POST", base + "/v1/chat/completions", {"json": QUESTION})] * ANSWERS)
+    calls = (
+        [("GET", base + "/v1/models", {})] * MODELS_CALLS
+        + [("POST", base + "/v1/chat/completions", {"json": {"messages": "not a list"}})] * BAD_BODIES
+        + [("POST", base + "/v1/chat/completions", {"json": QUESTION})] * ANSWERS
+    )
     with ThreadPoolExecutor(max_workers=8) as pool:
         statuses = list(pool.map(lambda c: _call(c[0], c[1], **c[2]), calls))
     assert statuses == [200] * MODELS_CALLS + [400] * BAD_BODIES + [200] * ANSWERS
 
-    want = {"models": MODELS_CALLS, "bad": BAD_BODIES, "answered_http": ANSWERS, "answers": ANSWERS,
-            "answer_latency_count": BAD_BODIES + ANSWERS, "in_flight": 0}
+    want = {
+        "models": MODELS_CALLS,
+        "bad": BAD_BODIES,
+        "answered_http": ANSWERS,
+        "answers": ANSWERS,
+        "answer_latency_count": BAD_BODIES + ANSWERS,
+        "in_flight": 0,
+    }
     # The last response can reach us a moment before its worker has counted it: wait for the totals once.
     deadline = time.monotonic() + 5
     while (got := _expected(_scrape(base))) != want and time.monotonic() < deadline:

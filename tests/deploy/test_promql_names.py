@@ -1,4 +1,5 @@
 """The PromQL name reader the exported-metrics test relies on."""
+
 from __future__ import annotations
 
 import pytest
@@ -7,10 +8,16 @@ from tests.deploy.promql import Selector, grouping_labels, plain_promql, selecto
 
 
 def test_finds_metrics_not_functions_keywords_or_labels():
-    expr = ('histogram_quantile(0.95, sum by (le, route) (rate(a_bucket{route=~"/v1/(x|y)", b!="{c}"}[5m] '
-            'offset 1h))) > 2 * on() group_left sum without (d) (b_total) and ignoring(e) rec:ord:x unless f')
-    assert selectors(expr) == [Selector("a_bucket", frozenset({"route", "b"})), Selector("b_total", frozenset()),
-                               Selector("rec:ord:x", frozenset()), Selector("f", frozenset())]
+    expr = (
+        'histogram_quantile(0.95, sum by (le, route) (rate(a_bucket{route=~"/v1/(x|y)", b!="{c}"}[5m] '
+        "offset 1h))) > 2 * on() group_left sum without (d) (b_total) and ignoring(e) rec:ord:x unless f"
+    )
+    assert selectors(expr) == [
+        Selector("a_bucket", frozenset({"route", "b"})),
+        Selector("b_total", frozenset()),
+        Selector("rec:ord:x", frozenset()),
+        Selector("f", frozenset()),
+    ]
     assert grouping_labels(expr) == {"le", "route", "d", "e"}
 
 

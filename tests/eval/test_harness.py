@@ -1,5 +1,6 @@
 """The harness's own pieces: case parsing, relative dates, the independent lexical measure, the
 scripted model and the metrics, on small inputs whose answers are known."""
+
 from __future__ import annotations
 
 from datetime import date
@@ -29,8 +30,15 @@ def test_case_validation_names_the_problem():
     with pytest.raises(CaseError, match="expected_status"):
         parse_case({"id": "x", "question": "q", "expected_status": "maybe"}, "f:1")
     with pytest.raises(CaseError, match="not one of the case's pages"):
-        parse_case({"id": "x", "question": "q", "expected_status": "abstained",
-                    "web": {"pages": [], "search": {"default": ["a.test/p"]}}}, "f:2")
+        parse_case(
+            {
+                "id": "x",
+                "question": "q",
+                "expected_status": "abstained",
+                "web": {"pages": [], "search": {"default": ["a.test/p"]}},
+            },
+            "f:2",
+        )
 
 
 def test_lexical_support_requires_numbers_and_terms():
@@ -41,36 +49,78 @@ def test_lexical_support_requires_numbers_and_terms():
 
 
 def test_scripted_model_cites_best_spans_and_fills_site_refs():
-    prompt = ('<evidence-ab12cd34 id="S1" title="t" domain="127.0.0.2" date="2026-03-01">\n'
-              "Unrelated words about gardening and tomatoes in pots.\n</evidence-ab12cd34>\n\n"
-              '<evidence-ab12cd34 id="S2" title="t" domain="127.0.0.3" date="2026-03-02">\n'
-              "The Zephyr X2 phone costs $799 with 256 GB of storage.\n</evidence-ab12cd34>")
+    prompt = (
+        '<evidence-ab12cd34 id="S1" title="t" domain="127.0.0.2" date="2026-03-01">\n'
+        "Unrelated words about gardening and tomatoes in pots.\n</evidence-ab12cd34>\n\n"
+        '<evidence-ab12cd34 id="S2" title="t" domain="127.0.0.3" date="2026-03-02">\n'
+        "The Zephyr X2 phone costs $799 with 256 GB of storage.\n</evidence-ab12cd34>"
+    )
     spans = parse_evidence(prompt)
     assert [s.span_id for s in spans] == ["S1", "S2"]
-    assert cite_top_spans("How much does the Zephyr X2 cost?", spans) == "The Zephyr X2 phone costs $799 with 256 GB of storage [S2]."
+    assert (
+        cite_top_spans("How much does the Zephyr X2 cost?", spans)
+        == "The Zephyr X2 phone costs $799 with 256 GB of storage [S2]."
+    )
     assert cite_top_spans("Who won the cup?", spans) == NO_ANSWER
     assert fill_site_refs("x [S:b.test] y [S:nope.test]", spans, {"b.test": "127.0.0.3"}) == "x [S2] y [S99]"
 
 
 def _body(content, citations, claims, status="grounded", sources=None):
-    return {"citations": citations,
-            "choices": [{"message": {"content": content, "annotations": []}}],
-            "grounding": {"status": status, "abstention": None, "claims": claims, "request_id": "r",
-                          "sources": sources if sources is not None else [{"url": u, "also_reported_by": []} for u in citations],
-                          "fetches": [{"final_url": u, "outcome": "ok"} for u in citations], "cost": {"usd": 0}, "timings_ms": {}}}
+    return {
+        "citations": citations,
+        "choices": [{"message": {"content": content, "annotations": []}}],
+        "grounding": {
+            "status": status,
+            "abstention": None,
+            "claims": claims,
+            "request_id": "r",
+            "sources": sources if sources is not None else [{"url": u, "also_reported_by": []} for u in citations],
+            "fetches": [{"final_url": u, "outcome": "ok"} for u in citations],
+            "cost": {"usd": 0},
+            "timings_ms": {},
+        },
+    }
 
 
 def test_score_case_catches_bad_citations_leaks_and_unsupported_claims():
-    case = parse_case({"id": "c", "question": "What does Acme Pro cost?", "expected_status": "grounded",
-                       "gold_answers": ["$30"], "forbidden": ["$25"]})
+    case = parse_case(
+        {
+            "id": "c",
+            "question": "What does Acme Pro cost?",
+            "expected_status": "grounded",
+            "gold_answers": ["$30"],
+            "forbidden": ["$25"],
+        }
+    )
     web = InstalledWeb(page_text={"http://a/p": "Acme Pro costs $30 per month since this week."})
-    good = _body("Acme Pro costs $30 per month [1].", ["http://a/p"],
-                 [{"text": "Acme Pro costs $30 per month.", "source_ids": [1], "quote": "Acme Pro costs $30 per month since this week.",
-                   "supported": True, "support_score": 1.0}])
+    good = _body(
+        "Acme Pro costs $30 per month [1].",
+        ["http://a/p"],
+        [
+            {
+                "text": "Acme Pro costs $30 per month.",
+                "source_ids": [1],
+                "quote": "Acme Pro costs $30 per month since this week.",
+                "supported": True,
+                "support_score": 1.0,
+            }
+        ],
+    )
     r = score_case(case, "extractive", web, good, 10.0)
     assert r.passed and r.citations_valid and r.claims[0].precise and r.claims[0].quote_in_source
-    bad = _body("Acme Pro costs $25 per month [2].", ["http://a/p"],
-                [{"text": "Acme Pro costs $25 per month.", "source_ids": [1], "quote": "", "supported": True, "support_score": 0.9}])
+    bad = _body(
+        "Acme Pro costs $25 per month [2].",
+        ["http://a/p"],
+        [
+            {
+                "text": "Acme Pro costs $25 per month.",
+                "source_ids": [1],
+                "quote": "",
+                "supported": True,
+                "support_score": 0.9,
+            }
+        ],
+    )
     r = score_case(case, "extractive", web, bad, 10.0)
     assert not r.passed and r.leaks == ["$25"] and r.answer_ok is False
     assert r.citations_valid is False and not r.claims[0].precise

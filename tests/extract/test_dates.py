@@ -1,4 +1,5 @@
 """Page dates: the order of sources, copyright lines, unknown stays unknown, Last-Modified."""
+
 from __future__ import annotations
 
 from datetime import date
@@ -32,14 +33,18 @@ def test_json_ld_beats_meta_beats_time() -> None:
 def test_json_ld_array_and_broken_json() -> None:
     array = '<script type="application/ld+json">[{"@type":"BlogPosting","datePublished":"2018-02-03"}]</script>'
     assert find_page_dates(page(array)).published == date(2018, 2, 3)
-    broken = '<script type="application/ld+json">{"@type":"Article", "datePublished": "2017-09-10T08:00:00Z",}}</script>'
+    broken = (
+        '<script type="application/ld+json">{"@type":"Article", "datePublished": "2017-09-10T08:00:00Z",}}</script>'
+    )
     result = find_page_dates(page(broken))
     assert (result.published, result.source) == (date(2017, 9, 10), "json-ld")
 
 
 def test_meta_preference_and_itemprop() -> None:
-    head = ('<meta name="date" content="2016-01-20"><meta itemprop="datePublished" content="2016-01-19">'
-            '<meta property="og:updated_time" content="2016-02-01">')
+    head = (
+        '<meta name="date" content="2016-01-20"><meta itemprop="datePublished" content="2016-01-19">'
+        '<meta property="og:updated_time" content="2016-02-01">'
+    )
     result = find_page_dates(page(head))
     assert (result.published, result.source) == (date(2016, 1, 19), "meta")
     assert result.modified == date(2016, 2, 1)
@@ -52,8 +57,11 @@ def test_visible_byline_date() -> None:
 
 
 def test_copyright_footer_year_never_counts() -> None:
-    html = page("", '<footer><p class="copyright">© 2019 Example Media, 2010-2019. All rights reserved.</p>'
-                    '<div class="date">Copyright 2019</div></footer>')
+    html = page(
+        "",
+        '<footer><p class="copyright">© 2019 Example Media, 2010-2019. All rights reserved.</p>'
+        '<div class="date">Copyright 2019</div></footer>',
+    )
     result = find_page_dates(html)
     assert result.published is None
     assert result.source == "unknown"
@@ -129,9 +137,9 @@ def test_article_date_published_beats_webpage_and_date_created() -> None:
 
 
 def test_wiki_page_dated_by_its_latest_revision() -> None:
-    head = ('<meta name="generator" content="MediaWiki 1.31.0">'
-            + ld_script('{"@type":"Article","datePublished":"2005-07-26T16:22:26-07:00",'
-                        '"dateModified":"2020-04-07T12:33:32-07:00"}'))
+    head = '<meta name="generator" content="MediaWiki 1.31.0">' + ld_script(
+        '{"@type":"Article","datePublished":"2005-07-26T16:22:26-07:00","dateModified":"2020-04-07T12:33:32-07:00"}'
+    )
     result = find_page_dates(page(head))
     assert (result.published, result.modified) == (date(2020, 4, 7), date(2020, 4, 7))
     # the same stamps on an ordinary article: published is published
@@ -143,7 +151,8 @@ def test_byline_published_date_preferred_over_updated() -> None:
     both = '<div class="article-meta">Updated: 5 January 2021 | Published: 3 January 2021</div>'
     assert find_page_dates(page("", both)).published == date(2021, 1, 3)
     # an update-only byline is skipped in favour of the next dated one
-    update_first = ('<div class="article-meta">Updated: 5 January 2021</div>'
-                    '<span class="post-date">3 January 2021</span>')
+    update_first = (
+        '<div class="article-meta">Updated: 5 January 2021</div><span class="post-date">3 January 2021</span>'
+    )
     result = find_page_dates(page("", update_first))
     assert (result.published, result.source) == (date(2021, 1, 3), "byline")

@@ -1,12 +1,11 @@
 """Main-content extraction: what must be removed, what must be kept, and empty-shell detection."""
+
 from __future__ import annotations
 
 from app.extract import content_hash, extract_html
 from app.extract.text_clean import strip_invisible
 
-ARTICLE = " ".join(
-    ["The council approved the new transit budget on Tuesday after a long debate about fares."] * 4
-)
+ARTICLE = " ".join(["The council approved the new transit budget on Tuesday after a long debate about fares."] * 4)
 
 
 def page(body: str, head: str = "<title>Transit budget approved</title>") -> str:
@@ -44,8 +43,10 @@ def test_hidden_elements_removed() -> None:
 
 
 def test_scripts_styles_and_comments_removed() -> None:
-    body = article(ARTICLE + "<!-- SECRET COMMENT TEXT --><script>var SECRET_SCRIPT=1</script>"
-                   "<style>.SECRET_STYLE{}</style>", ARTICLE)
+    body = article(
+        ARTICLE + "<!-- SECRET COMMENT TEXT --><script>var SECRET_SCRIPT=1</script><style>.SECRET_STYLE{}</style>",
+        ARTICLE,
+    )
     text = extract_html(page(body)).text
     assert "SECRET" not in text
     assert "council approved" in text
@@ -93,8 +94,10 @@ def test_comment_section_and_related_links_dropped() -> None:
 
 
 def test_empty_javascript_shell_flagged() -> None:
-    html = page("<div id='root'></div><noscript>You need to enable JavaScript to run this app.</noscript>"
-                "<script src='/static/js/main.js'></script>")
+    html = page(
+        "<div id='root'></div><noscript>You need to enable JavaScript to run this app.</noscript>"
+        "<script src='/static/js/main.js'></script>"
+    )
     result = extract_html(html)
     assert result.is_shell
     assert result.text == ""
@@ -137,8 +140,10 @@ def test_content_hash_ignores_case_space_and_invisibles() -> None:
 
 def test_a_processing_instruction_does_not_empty_the_page():
     # selectolax gives <?php …?> nodes no tag; the walk once raised on them and the page was dropped.
-    body = ("<html><body><?php echo 1; ?><div><p>The Pro plan costs thirty dollars per month and includes unlimited "
-            "projects for every team.</p><p>Support answers within one business day, and single sign-on is included "
-            "at no extra cost.</p></div></body></html>")
+    body = (
+        "<html><body><?php echo 1; ?><div><p>The Pro plan costs thirty dollars per month and includes unlimited "
+        "projects for every team.</p><p>Support answers within one business day, and single sign-on is included "
+        "at no extra cost.</p></div></body></html>"
+    )
     doc = extract_html(body.encode(), "https://example.com/plan")
     assert "thirty dollars" in " ".join(b.text for b in doc.blocks)

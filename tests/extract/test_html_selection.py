@@ -1,5 +1,6 @@
 """Article selection and furniture rules: split articles, teaser grids, "other content" sections,
 embedded posts, bylines and datelines, the repeated title, the headline's region."""
+
 from __future__ import annotations
 
 from app.extract import extract_html
@@ -46,19 +47,18 @@ def test_teaser_grid_inside_article_dropped_as_a_whole() -> None:
 
 
 def test_other_content_heading_cuts_what_follows_in_its_container() -> None:
-    body = (
-        f"<article class='story'>{paras(SENTENCE, 5)}"
-        f"<div><h2>Most popular</h2>{paras(OTHER, 2)}</div></article>"
-    )
+    body = f"<article class='story'>{paras(SENTENCE, 5)}<div><h2>Most popular</h2>{paras(OTHER, 2)}</div></article>"
     text = extract_html(page(body)).text
     assert "council approved" in text
     assert "Most popular" not in text and "penalty shootout" not in text
 
 
 def test_embedded_post_in_a_social_wrapper_is_kept() -> None:
-    tweet = ("<div class='social-media-embed'><blockquote class='twitter-tweet'>"
-             "<p>Residents cheered the decision to keep fares frozen for another year.</p>"
-             "— A Resident (@resident) November 18, 2019</blockquote></div>")
+    tweet = (
+        "<div class='social-media-embed'><blockquote class='twitter-tweet'>"
+        "<p>Residents cheered the decision to keep fares frozen for another year.</p>"
+        "— A Resident (@resident) November 18, 2019</blockquote></div>"
+    )
     body = f"<article class='story'>{paras(SENTENCE, 3)}{tweet}{paras(SENTENCE, 2)}</article>"
     assert "Residents cheered" in extract_html(page(body)).text
 

@@ -1,4 +1,5 @@
 """PDF text extraction on a PDF built in the test (no files on disk)."""
+
 from __future__ import annotations
 
 from app.extract import extract_pdf
@@ -36,10 +37,12 @@ def make_pdf(pages: list[list[str]]) -> bytes:
 
 
 def test_pdf_text_extracted_per_page() -> None:
-    data = make_pdf([
-        ["Release notes for version 3.2", "", "The scheduler now supports deadlines for every job."],
-        ["Second page mentions the migration guide and the removal of legacy flags."],
-    ])
+    data = make_pdf(
+        [
+            ["Release notes for version 3.2", "", "The scheduler now supports deadlines for every job."],
+            ["Second page mentions the migration guide and the removal of legacy flags."],
+        ]
+    )
     result = extract_pdf(data)
     text = result.text
     assert "Release notes for version 3.2" in text

@@ -1,5 +1,6 @@
 """Real HTTP servers on 127.0.0.1 for the fetcher tests (self-contained; raw asyncio streams so a
 test controls every byte: trickles, gzip bombs, lying Content-Length, abrupt resets)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -27,9 +28,18 @@ class Request:
 
 Handler = Callable[[Request, asyncio.StreamWriter], Awaitable[None]]
 
-_REASONS = {200: "OK", 204: "No Content", 301: "Moved", 302: "Found", 304: "Not Modified",
-            307: "Temporary Redirect", 404: "Not Found", 429: "Too Many", 500: "Server Error",
-            503: "Unavailable"}
+_REASONS = {
+    200: "OK",
+    204: "No Content",
+    301: "Moved",
+    302: "Found",
+    304: "Not Modified",
+    307: "Temporary Redirect",
+    404: "Not Found",
+    429: "Too Many",
+    500: "Server Error",
+    503: "Unavailable",
+}
 
 
 def head_bytes(status: int, headers: dict[str, str]) -> bytes:
@@ -37,9 +47,14 @@ def head_bytes(status: int, headers: dict[str, str]) -> bytes:
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
 
-async def respond(writer: asyncio.StreamWriter, status: int = 200, body: bytes = b"", *,
-                  content_type: str | None = "text/html; charset=utf-8",
-                  headers: dict[str, str] | None = None) -> None:
+async def respond(
+    writer: asyncio.StreamWriter,
+    status: int = 200,
+    body: bytes = b"",
+    *,
+    content_type: str | None = "text/html; charset=utf-8",
+    headers: dict[str, str] | None = None,
+) -> None:
     h = {"Connection": "close"}
     if content_type is not None:
         h["Content-Type"] = content_type
@@ -168,10 +183,16 @@ async def make_fetcher():
     fetchers: list[PageFetcher] = []
 
     def make(*, ports: list[int] = (), **kw) -> PageFetcher:
-        options = {"user_agent": "GroundedAnswerBot/0.1", "contact_url": "https://example.org/bot",
-                   "timeout_s": 5.0, "connect_timeout_s": 2.0, "max_bytes": 1_000_000,
-                   "allowed_ports": [80, 443, *ports], "allow_private": ["127.0.0.0/8"],
-                   "respect_robots": False}
+        options = {
+            "user_agent": "GroundedAnswerBot/0.1",
+            "contact_url": "https://example.org/bot",
+            "timeout_s": 5.0,
+            "connect_timeout_s": 2.0,
+            "max_bytes": 1_000_000,
+            "allowed_ports": [80, 443, *ports],
+            "allow_private": ["127.0.0.0/8"],
+            "respect_robots": False,
+        }
         options.update(kw)
         fetcher = PageFetcher(**options)
         fetchers.append(fetcher)

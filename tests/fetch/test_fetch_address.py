@@ -1,4 +1,5 @@
 """The address rule, table-driven: every non-public class refused, public addresses allowed."""
+
 from __future__ import annotations
 
 import ipaddress
@@ -58,9 +59,17 @@ REFUSED = [
     ("4000::1", "reserved"),  # outside 2000::/3 global unicast
 ]
 
-ALLOWED = ["93.184.215.14", "8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "2a00:1450:4001::200e",
-           "::ffff:8.8.8.8", "64:ff9b::808:808", "2002:808:808::1",
-           "2001:0:4136:e378:8000:63bf:f7f7:f7f7"]
+ALLOWED = [
+    "93.184.215.14",
+    "8.8.8.8",
+    "1.1.1.1",
+    "2606:4700:4700::1111",
+    "2a00:1450:4001::200e",
+    "::ffff:8.8.8.8",
+    "64:ff9b::808:808",
+    "2002:808:808::1",
+    "2001:0:4136:e378:8000:63bf:f7f7:f7f7",
+]
 
 
 @pytest.mark.parametrize("address,reason", REFUSED)
@@ -77,19 +86,22 @@ def test_public_addresses_are_allowed(address):
     assert AddressPolicy().check_address(ip).allowed
 
 
-@pytest.mark.parametrize("host,expected", [
-    ("2130706433", "127.0.0.1"),
-    ("0x7f000001", "127.0.0.1"),
-    ("0X7F000001", "127.0.0.1"),
-    ("127.1", "127.0.0.1"),
-    ("127.0.1", "127.0.0.1"),
-    ("0", "0.0.0.0"),
-    ("017700000001", "127.0.0.1"),
-    ("0177.0.0.1", "127.0.0.1"),
-    ("0x7f.0.0.1", "127.0.0.1"),
-    ("0xa9.0xfe.0xa9.0xfe", "169.254.169.254"),
-    ("2852039166", "169.254.169.254"),
-])
+@pytest.mark.parametrize(
+    "host,expected",
+    [
+        ("2130706433", "127.0.0.1"),
+        ("0x7f000001", "127.0.0.1"),
+        ("0X7F000001", "127.0.0.1"),
+        ("127.1", "127.0.0.1"),
+        ("127.0.1", "127.0.0.1"),
+        ("0", "0.0.0.0"),
+        ("017700000001", "127.0.0.1"),
+        ("0177.0.0.1", "127.0.0.1"),
+        ("0x7f.0.0.1", "127.0.0.1"),
+        ("0xa9.0xfe.0xa9.0xfe", "169.254.169.254"),
+        ("2852039166", "169.254.169.254"),
+    ],
+)
 def test_odd_ipv4_spellings_parse_like_inet_aton(host, expected):
     assert str(parse_ipv4_like_inet_aton(host)) == expected
     ip = literal_address(host)

@@ -1,5 +1,6 @@
 """Ordinary fetches: result fields, conditional GET, HTTP and network errors, per-host concurrency,
 HTTPS to a pinned address with SNI and certificate checks on the hostname."""
+
 from __future__ import annotations
 
 import asyncio
@@ -20,12 +21,12 @@ LAST_MODIFIED = "Wed, 01 Oct 2025 10:00:00 GMT"
 
 
 async def versioned(request, writer):
-    if request.headers.get("if-none-match") == ETAG or \
-            request.headers.get("if-modified-since") == LAST_MODIFIED:
+    if request.headers.get("if-none-match") == ETAG or request.headers.get("if-modified-since") == LAST_MODIFIED:
         await respond(writer, 304, b"", content_type=None, headers={"ETag": ETAG})
         return
-    await respond(writer, 200, b"<html>v1</html>",
-                  headers={"ETag": ETAG, "Last-Modified": LAST_MODIFIED, "Set-Cookie": "id=1"})
+    await respond(
+        writer, 200, b"<html>v1</html>", headers={"ETag": ETAG, "Last-Modified": LAST_MODIFIED, "Set-Cookie": "id=1"}
+    )
 
 
 async def test_ok_page_fields(server, make_fetcher):
@@ -51,8 +52,9 @@ async def test_conditional_get_not_modified(server, make_fetcher, kwargs):
     assert result.reason is FetchReason.not_modified and result.ok
     assert result.status == 304 and result.body == b""
     sent = server.requests[0].headers
-    assert sent.get("if-none-match") == kwargs.get("etag") or \
-        sent.get("if-modified-since") == kwargs.get("last_modified")
+    assert sent.get("if-none-match") == kwargs.get("etag") or sent.get("if-modified-since") == kwargs.get(
+        "last_modified"
+    )
 
 
 async def test_stale_validator_gets_the_page(server, make_fetcher):
@@ -133,8 +135,7 @@ async def test_concurrency_limit_is_per_host(make_server, make_fetcher):
     one, two = await make_server(fallback=slow), await make_server(fallback=slow)
     resolver = FakeResolver({"one.test": [["127.0.0.1"]], "two.test": [["127.0.0.1"]]})
     fetcher = make_fetcher(ports=[one.port, two.port], per_host_concurrency=1, resolver=resolver)
-    urls = [one.url(f"/{i}", host="one.test") for i in range(2)] + \
-           [two.url(f"/{i}", host="two.test") for i in range(2)]
+    urls = [one.url(f"/{i}", host="one.test") for i in range(2)] + [two.url(f"/{i}", host="two.test") for i in range(2)]
     results = await asyncio.gather(*(fetcher.fetch(u) for u in urls))
     assert all(r.ok for r in results)
     assert one.max_in_flight == 1 and two.max_in_flight == 1
@@ -184,9 +185,15 @@ async def test_https_certificate_for_another_name_is_refused(make_server, make_f
 
 
 async def test_from_settings_reads_fetch_fields(server):
-    settings = Settings(fetch_timeout_s=2.5, fetch_max_bytes=1234, fetch_allowed_ports=str(server.port),
-                        fetch_allow_private="127.0.0.0/8", respect_robots=False,
-                        user_agent="TestBot/9", contact_url="https://t.example/")
+    settings = Settings(
+        fetch_timeout_s=2.5,
+        fetch_max_bytes=1234,
+        fetch_allowed_ports=str(server.port),
+        fetch_allow_private="127.0.0.0/8",
+        respect_robots=False,
+        user_agent="TestBot/9",
+        contact_url="https://t.example/",
+    )
 
     async def tiny(request, writer):
         await respond(writer, 200, b"<html>" + b"x" * 2000 + b"</html>")

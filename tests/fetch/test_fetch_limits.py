@@ -1,4 +1,5 @@
 """Bounds: total deadline, decoded-byte cap (gzip bomb), Content-Length, content-type allowlist."""
+
 from __future__ import annotations
 
 import asyncio
@@ -115,8 +116,9 @@ async def test_oversized_content_length_is_refused_before_reading(server, make_f
     assert result.elapsed_ms < 2500
 
 
-@pytest.mark.parametrize("content_type", ["image/png", "application/octet-stream", "video/mp4",
-                                          "application/zip", "text/javascript"])
+@pytest.mark.parametrize(
+    "content_type", ["image/png", "application/octet-stream", "video/mp4", "application/zip", "text/javascript"]
+)
 async def test_unsupported_content_type(server, make_fetcher, content_type):
     async def binary(request, writer):
         await respond(writer, 200, b"\x89PNG\r\n\x1a\n....", content_type=content_type)
@@ -126,8 +128,9 @@ async def test_unsupported_content_type(server, make_fetcher, content_type):
     assert result.reason is FetchReason.unsupported_type and result.body == b""
 
 
-@pytest.mark.parametrize("content_type", ["text/html; charset=utf-8", "application/xhtml+xml",
-                                          "text/plain", "application/pdf", "TEXT/HTML"])
+@pytest.mark.parametrize(
+    "content_type", ["text/html; charset=utf-8", "application/xhtml+xml", "text/plain", "application/pdf", "TEXT/HTML"]
+)
 async def test_allowed_content_types(server, make_fetcher, content_type):
     async def doc(request, writer):
         await respond(writer, 200, b"<html>ok</html>", content_type=content_type)
@@ -139,12 +142,15 @@ async def test_allowed_content_types(server, make_fetcher, content_type):
     assert result.headers["content-type"] == content_type
 
 
-@pytest.mark.parametrize("body,reason,sniffed", [
-    (b"\n  <!DOCTYPE html><html><body>x</body></html>", FetchReason.ok, "text/html"),
-    (b"%PDF-1.7\n...", FetchReason.ok, "application/pdf"),
-    (b"plain words only", FetchReason.ok, "text/plain"),
-    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", FetchReason.unsupported_type, "application/octet-stream"),
-])
+@pytest.mark.parametrize(
+    "body,reason,sniffed",
+    [
+        (b"\n  <!DOCTYPE html><html><body>x</body></html>", FetchReason.ok, "text/html"),
+        (b"%PDF-1.7\n...", FetchReason.ok, "application/pdf"),
+        (b"plain words only", FetchReason.ok, "text/plain"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", FetchReason.unsupported_type, "application/octet-stream"),
+    ],
+)
 async def test_missing_content_type_is_sniffed(server, make_fetcher, body, reason, sniffed):
     async def untyped(request, writer):
         await respond(writer, 200, body, content_type=None)

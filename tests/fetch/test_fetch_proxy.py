@@ -1,4 +1,5 @@
 """Forward-proxy mode (Smokescreen-style) and immunity to proxy environment variables."""
+
 from __future__ import annotations
 
 import pytest
@@ -21,8 +22,9 @@ async def proxy(make_server):
 
 
 async def test_page_fetches_go_through_the_proxy(proxy, make_fetcher):
-    fetcher = make_fetcher(proxy=proxy.url("").rstrip("/"), allow_private=[], resolver=NoResolver(),
-                           respect_robots=True)
+    fetcher = make_fetcher(
+        proxy=proxy.url("").rstrip("/"), allow_private=[], resolver=NoResolver(), respect_robots=True
+    )
     result = await fetcher.fetch("http://example.test/page?q=1")
     assert result.reason is FetchReason.ok, result.detail
     assert result.body == b"<html>via proxy: http://example.test/page?q=1</html>"
@@ -33,9 +35,17 @@ async def test_page_fetches_go_through_the_proxy(proxy, make_fetcher):
     assert NoResolver.calls == 0
 
 
-@pytest.mark.parametrize("url", ["http://127.0.0.1/", "http://[::1]/", "http://0x7f000001/",
-                                 "http://169.254.169.254/latest/meta-data/", "http://10.1.1.1/",
-                                 "http://2130706433/"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1/",
+        "http://[::1]/",
+        "http://0x7f000001/",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://10.1.1.1/",
+        "http://2130706433/",
+    ],
+)
 async def test_literal_internal_addresses_are_refused_before_the_proxy(proxy, make_fetcher, url):
     fetcher = make_fetcher(proxy=proxy.url("").rstrip("/"), allow_private=[], resolver=NoResolver())
     result = await fetcher.fetch(url)
@@ -72,8 +82,7 @@ async def test_proxy_environment_variables_are_ignored(server, proxy, make_fetch
     assert proxy.requests == [] and server.hits("/") == 1
 
 
-async def test_environment_cannot_redirect_proxy_mode_either(proxy, make_server, make_fetcher,
-                                                             monkeypatch):
+async def test_environment_cannot_redirect_proxy_mode_either(proxy, make_server, make_fetcher, monkeypatch):
     other = await make_server(fallback=proxy_answer)
     monkeypatch.setenv("HTTP_PROXY", other.url("").rstrip("/"))
     fetcher = make_fetcher(proxy=proxy.url("").rstrip("/"), allow_private=[], resolver=NoResolver())

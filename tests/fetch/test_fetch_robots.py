@@ -1,4 +1,5 @@
 """robots.txt: RFC 9309 status mapping, our agent token, per-origin cache, limits on the robots fetch."""
+
 from __future__ import annotations
 
 import asyncio
@@ -17,6 +18,7 @@ async def page(request, writer):
 def robots_body(text: str, status: int = 200):
     async def handler(request, writer):
         await respond(writer, status, text.encode(), content_type="text/plain")
+
     return handler
 
 
@@ -32,7 +34,8 @@ async def test_robots_disallow_is_obeyed(server, make_fetcher):
 
 async def test_group_for_our_agent_token_applies(server, make_fetcher):
     server.routes["/robots.txt"] = robots_body(
-        "User-agent: GroundedAnswerBot\nDisallow: /\n\nUser-agent: *\nAllow: /\n")
+        "User-agent: GroundedAnswerBot\nDisallow: /\n\nUser-agent: *\nAllow: /\n"
+    )
     server.fallback = page
     fetcher = make_fetcher(ports=[server.port], respect_robots=True)
     assert (await fetcher.fetch(server.url("/a"))).reason is FetchReason.robots
@@ -89,14 +92,14 @@ async def test_robots_cache_expires_after_ttl(server, make_fetcher):
 
 async def test_robots_redirect_to_internal_address_is_refused(server, make_fetcher):
     """The robots fetch follows the same address rule: a redirect to loopback is not followed."""
+
     async def redirect(request, writer):
         await respond(writer, 301, b"", headers={"Location": f"http://127.0.0.1:{server.port}/real"})
 
     server.routes["/robots.txt"] = redirect
     server.fallback = page
     resolver = FakeResolver({"site.test": [["127.0.0.1"]]})
-    fetcher = make_fetcher(ports=[server.port], respect_robots=True, allow_private=["site.test"],
-                           resolver=resolver)
+    fetcher = make_fetcher(ports=[server.port], respect_robots=True, allow_private=["site.test"], resolver=resolver)
     result = await fetcher.fetch(server.url("/a", host="site.test"))
     assert result.reason is FetchReason.robots  # unreachable robots = disallow
     assert server.hits("/real") == 0 and server.hits("/a") == 0
@@ -126,6 +129,7 @@ async def test_unreachable_robots_cached_for_shorter_time():
     async def failing(origin):
         loads.append(origin)
         from app.fetch.robots import DISALLOW_ALL
+
         return DISALLOW_ALL
 
     async def fine(origin):

@@ -1,4 +1,5 @@
 """SSRF rule end to end: literal forms, redirects to internal targets, rebinding, schemes, ports."""
+
 from __future__ import annotations
 
 import asyncio
@@ -16,14 +17,29 @@ async def page(request, writer):
     await respond(writer, 200, b"<html><body>hello</body></html>")
 
 
-@pytest.mark.parametrize("url", [
-    "http://127.0.0.1/", "http://2130706433/", "http://0x7f000001/", "http://127.1/", "http://0/",
-    "http://017700000001/", "http://0177.0.0.1/", "http://[::ffff:127.0.0.1]/", "http://[::1]/",
-    "http://169.254.169.254/latest/meta-data/", "http://[fd00:ec2::254]/", "http://100.100.100.200/",
-    "http://10.0.0.1/", "http://192.168.1.1/", "http://[64:ff9b::7f00:1]/", "http://[2002:7f00:1::]/",
-    "http://0x08080808/",  # public (8.8.8.8) but non-canonical: refused, no parser disagreements
-    "http://999.1.1.1/",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1/",
+        "http://2130706433/",
+        "http://0x7f000001/",
+        "http://127.1/",
+        "http://0/",
+        "http://017700000001/",
+        "http://0177.0.0.1/",
+        "http://[::ffff:127.0.0.1]/",
+        "http://[::1]/",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://[fd00:ec2::254]/",
+        "http://100.100.100.200/",
+        "http://10.0.0.1/",
+        "http://192.168.1.1/",
+        "http://[64:ff9b::7f00:1]/",
+        "http://[2002:7f00:1::]/",
+        "http://0x08080808/",  # public (8.8.8.8) but non-canonical: refused, no parser disagreements
+        "http://999.1.1.1/",
+    ],
+)
 async def test_internal_and_odd_literals_are_refused(make_fetcher, url):
     resolver = FakeResolver({})
     fetcher = make_fetcher(allow_private=[], resolver=resolver)
@@ -49,8 +65,15 @@ async def test_any_private_answer_refuses_the_name(make_fetcher):
     assert result.reason is FetchReason.blocked_address and "10.0.0.7" in result.detail
 
 
-@pytest.mark.parametrize("target", ["http://127.0.0.1:{port}/secret", "http://169.254.169.254/latest/",
-                                    "http://[::1]:{port}/secret", "http://2130706433:{port}/secret"])
+@pytest.mark.parametrize(
+    "target",
+    [
+        "http://127.0.0.1:{port}/secret",
+        "http://169.254.169.254/latest/",
+        "http://[::1]:{port}/secret",
+        "http://2130706433:{port}/secret",
+    ],
+)
 async def test_redirect_to_internal_address_is_refused_at_the_hop(server, make_fetcher, target):
     location = target.format(port=server.port)
 
@@ -75,8 +98,7 @@ async def test_redirect_to_name_resolving_to_metadata_is_refused(server, make_fe
     server.routes["/start"] = redirect
     resolver = FakeResolver({"metadata.test": [["169.254.169.254"]]})
     # Even an operator CIDR covering link-local does not open the metadata endpoint.
-    fetcher = make_fetcher(ports=[server.port], allow_private=["127.0.0.0/8", "169.254.0.0/16"],
-                           resolver=resolver)
+    fetcher = make_fetcher(ports=[server.port], allow_private=["127.0.0.0/8", "169.254.0.0/16"], resolver=resolver)
     result = await fetcher.fetch(server.url("/start"))
     assert result.reason is FetchReason.blocked_address
     assert "cloud-metadata" in result.detail
@@ -90,8 +112,7 @@ async def test_dns_rebinding_dials_the_checked_address(server, make_fetcher):
     resolver count proves no second lookup happened (robots.txt included)."""
     server.routes["/"] = page
     resolver = FakeResolver({"rebind.test": [["127.0.0.1"], ["127.0.0.2"]]})
-    fetcher = make_fetcher(ports=[server.port], allow_private=["127.0.0.1/32"], resolver=resolver,
-                           respect_robots=True)
+    fetcher = make_fetcher(ports=[server.port], allow_private=["127.0.0.1/32"], resolver=resolver, respect_robots=True)
     first = await fetcher.fetch(server.url("/", host="rebind.test"))
     assert first.reason is FetchReason.ok, first.detail
     assert resolver.calls == ["rebind.test"]
@@ -130,8 +151,17 @@ async def test_backend_tries_next_checked_address(server):
         await backend.connect_tcp("two.test", server.port, timeout=2)
 
 
-@pytest.mark.parametrize("url", ["file:///etc/passwd", "ftp://example.com/x", "gopher://example.com/",
-                                 "javascript:alert(1)", "data:text/html,hi", "ws://example.com/"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "file:///etc/passwd",
+        "ftp://example.com/x",
+        "gopher://example.com/",
+        "javascript:alert(1)",
+        "data:text/html,hi",
+        "ws://example.com/",
+    ],
+)
 async def test_only_http_and_https(make_fetcher, url):
     result = await make_fetcher().fetch(url)
     assert result.reason is FetchReason.blocked_scheme
@@ -187,7 +217,8 @@ async def test_concurrent_fetches_do_not_share_pins(server, make_fetcher):
     server.routes["/"] = page
     resolver = FakeResolver({"a.test": [["127.0.0.1"]], "b.test": [["127.0.0.2"]]})
     fetcher = make_fetcher(ports=[server.port], allow_private=["127.0.0.1/32"], resolver=resolver)
-    a, b = await asyncio.gather(fetcher.fetch(server.url("/", host="a.test")),
-                                fetcher.fetch(server.url("/", host="b.test")))
+    a, b = await asyncio.gather(
+        fetcher.fetch(server.url("/", host="a.test")), fetcher.fetch(server.url("/", host="b.test"))
+    )
     assert a.reason is FetchReason.ok
     assert b.reason is FetchReason.blocked_address

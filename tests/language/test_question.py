@@ -1,42 +1,46 @@
 """Question analysis: the asked kind is read from the question's grammar, once."""
+
 import pytest
 
 from app.language.question import AskedKind, analyse, anchors_of
 from app.language.time import TimeClass, default_window, time_class
 
 
-@pytest.mark.parametrize("question, kind", [
-    ("How much did the city pay to settle the lawsuit?", AskedKind.price),
-    ("How much does the Pro plan cost?", AskedKind.price),
-    ("How much more powerful is the new engine than the old one?", AskedKind.measure),
-    ("How much memory does the model need?", AskedKind.measure),
-    ("How much does it weigh?", AskedKind.measure),
-    ("How much is the Pro plan?", AskedKind.price),
-    ("How many employees does Greywater have?", AskedKind.count),
-    ("What is the top speed of the Vanta S3 scooter?", AskedKind.measure),
-    ("How fast can the scooter go?", AskedKind.measure),
-    ("What percentage of voters backed the measure?", AskedKind.percent),
-    ("When was Quill 1.0 released?", AskedKind.date),
-    ("In what year did the company go public?", AskedKind.date),
-    ("What is the latest version of Zephyr DB?", AskedKind.version),
-    ("Who won the 2022 final?", AskedKind.person),
-    ("Where is Nimbus Devices headquartered?", AskedKind.place),
-    ("In which city is the company that makes the Zephyr X2 headquartered?", AskedKind.place),
-    ("Which company makes the Zephyr X2?", AskedKind.organisation),
-    ("How do I run a subprocess and capture its output?", AskedKind.how_to),
-    ("What's the best way to read a TOML file?", AskedKind.how_to),
-    ("What does functools.cache do?", AskedKind.definition),
-    ("What is a coroutine?", AskedKind.definition),
-    ("What is the wingspan of the Corvid 9 glider?", AskedKind.attribute),
-    ("And its battery capacity? (Zephyr X2)", AskedKind.attribute),
-    ("What does the article say about Stadia pricing?", AskedKind.other),
-    ("What is the current interest rate on the Northbank Easy Saver account?", AskedKind.attribute),
-    ("Why did the merger collapse?", AskedKind.reason),
-    ("Did the senator vote for the bill?", AskedKind.yes_no),
-    ("Is the museum open on Mondays?", AskedKind.yes_no),
-    ("Has a release date been announced for the next film?", AskedKind.yes_no),
-    ("How much of its surface is covered by dunes?", AskedKind.measure),
-])
+@pytest.mark.parametrize(
+    "question, kind",
+    [
+        ("How much did the city pay to settle the lawsuit?", AskedKind.price),
+        ("How much does the Pro plan cost?", AskedKind.price),
+        ("How much more powerful is the new engine than the old one?", AskedKind.measure),
+        ("How much memory does the model need?", AskedKind.measure),
+        ("How much does it weigh?", AskedKind.measure),
+        ("How much is the Pro plan?", AskedKind.price),
+        ("How many employees does Greywater have?", AskedKind.count),
+        ("What is the top speed of the Vanta S3 scooter?", AskedKind.measure),
+        ("How fast can the scooter go?", AskedKind.measure),
+        ("What percentage of voters backed the measure?", AskedKind.percent),
+        ("When was Quill 1.0 released?", AskedKind.date),
+        ("In what year did the company go public?", AskedKind.date),
+        ("What is the latest version of Zephyr DB?", AskedKind.version),
+        ("Who won the 2022 final?", AskedKind.person),
+        ("Where is Nimbus Devices headquartered?", AskedKind.place),
+        ("In which city is the company that makes the Zephyr X2 headquartered?", AskedKind.place),
+        ("Which company makes the Zephyr X2?", AskedKind.organisation),
+        ("How do I run a subprocess and capture its output?", AskedKind.how_to),
+        ("What's the best way to read a TOML file?", AskedKind.how_to),
+        ("What does functools.cache do?", AskedKind.definition),
+        ("What is a coroutine?", AskedKind.definition),
+        ("What is the wingspan of the Corvid 9 glider?", AskedKind.attribute),
+        ("And its battery capacity? (Zephyr X2)", AskedKind.attribute),
+        ("What does the article say about Stadia pricing?", AskedKind.other),
+        ("What is the current interest rate on the Northbank Easy Saver account?", AskedKind.attribute),
+        ("Why did the merger collapse?", AskedKind.reason),
+        ("Did the senator vote for the bill?", AskedKind.yes_no),
+        ("Is the museum open on Mondays?", AskedKind.yes_no),
+        ("Has a release date been announced for the next film?", AskedKind.yes_no),
+        ("How much of its surface is covered by dunes?", AskedKind.measure),
+    ],
+)
 def test_asked_kind(question, kind):
     assert analyse(question).kind is kind
 
@@ -55,12 +59,15 @@ def test_anchors_keep_names_versions_and_years():
     assert "2031" in anchors_of("Who won the 2031 final?")
 
 
-@pytest.mark.parametrize("question, cls", [
-    ("What is the price of Bitcoin today?", TimeClass.live),
-    ("What is the latest version of Zephyr DB?", TimeClass.news),
-    ("Who is the current CEO of Acme?", TimeClass.dated),
-    ("What is a coroutine?", TimeClass.stable),
-])
+@pytest.mark.parametrize(
+    "question, cls",
+    [
+        ("What is the price of Bitcoin today?", TimeClass.live),
+        ("What is the latest version of Zephyr DB?", TimeClass.news),
+        ("Who is the current CEO of Acme?", TimeClass.dated),
+        ("What is a coroutine?", TimeClass.stable),
+    ],
+)
 def test_time_class_is_one_definition(question, cls):
     assert time_class(question) is cls
     assert analyse(question).time is cls

@@ -1,4 +1,5 @@
 """LexicalSupport: overlap, attribution, negation, antonyms, numbers, calibration of the verdict."""
+
 from __future__ import annotations
 
 import types
@@ -39,10 +40,12 @@ def test_empty_inputs_are_decisive_unsupported():
 
 # --- overlap, windows, quote ---------------------------------------------------------------------
 
-PASSAGE = ("Walt Disney Co. launched Disney+ last week. The company struggled to contend with the more than "
-           "10 million users who activated their accounts last Tuesday. Disney's $6.99-a-month service is "
-           "stocked with movies from Pixar and Marvel. Some consumers reported telephone wait times that "
-           "exceeded two hours.")
+PASSAGE = (
+    "Walt Disney Co. launched Disney+ last week. The company struggled to contend with the more than "
+    "10 million users who activated their accounts last Tuesday. Disney's $6.99-a-month service is "
+    "stocked with movies from Pixar and Marvel. Some consumers reported telephone wait times that "
+    "exceeded two hours."
+)
 
 
 def test_verbatim_is_decisive_supported_with_its_sentence_as_quote():
@@ -76,7 +79,9 @@ def test_quote_is_capped_at_500_chars():
 
 def test_a_name_missing_from_the_passages_keeps_the_claim_under_the_threshold():
     passage = "Emirates Airline finalized a deal to purchase 30 of Boeing's 787-9 Dreamliner jets on Wednesday."
-    assert decisive_yes(S.score("Emirates Airline finalized a deal to purchase 30 of Boeing's 787-9 Dreamliner jets.", [passage]))
+    assert decisive_yes(
+        S.score("Emirates Airline finalized a deal to purchase 30 of Boeing's 787-9 Dreamliner jets.", [passage])
+    )
     s = S.score("Qatar Airways finalized a deal to purchase 30 of Boeing's 787-9 Dreamliner jets.", [passage])
     assert not supported(s) and not s.decisive and any(r.startswith("entity_missing") for r in s.reasons), s
 
@@ -89,30 +94,69 @@ def test_acronym_and_demonym_count_as_present():
 
 # --- attribution -------------------------------------------------------------------------------
 
+
 def test_attribution_is_stripped():
     assert strip_attribution("According to reuters.com (2019-11-19), oil fell.") == "oil fell."
     passage = "Oil prices fell sharply on Tuesday on oversupply concerns."
-    s = S.score("According to reuters.com (2019-11-19), oil prices fell sharply on Tuesday on oversupply concerns.",
-                [passage])
+    s = S.score(
+        "According to reuters.com (2019-11-19), oil prices fell sharply on Tuesday on oversupply concerns.", [passage]
+    )
     assert decisive_yes(s), s  # no "2019"/"11"/"19" number to find, no "reuters" term missing
 
 
 # --- negation ----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("passage,claim", [
-    ("The New York attorney general is investigating WeWork.", "The New York attorney general is not investigating WeWork."),
-    ("The regulator supports the merger of the two airlines.", "The regulator does not support the merger of the two airlines."),
-    ("Mayer said Disney had seen that level of demand before.", "Mayer said Disney had never seen that level of demand."),
-    ("The station has seen measurable rain since mid-September.", "The station hasn't seen measurable rain since mid-September."),
-    ("With medical intervention, the disease is inevitably fatal.", "Without medical intervention, the disease is inevitably fatal."),
-    ("Apple offers free keyboard repairs to affected customers.", "Apple no longer offers free keyboard repairs to affected customers."),
-    ("Russia fulfilled its agreed oil output cuts in November.", "Russia failed to fulfill its agreed oil output cuts in November."),
-    ("A spokesperson for the attorney general commented on the inquiry.", "A spokesperson for the attorney general declined to comment on the inquiry."),
-    ("JLL agreed to accept close to 1,000 maintenance workers.", "JLL refused to accept close to 1,000 maintenance workers."),
-    ("Assange has admitted both allegations.", "Assange has denied both allegations."),
-    ("Both sides were hopeful the swap could lead to a breakthrough.", "Neither side was hopeful the swap could lead to a breakthrough."),
-    ("Sources said Russia is likely to agree to further output cuts.", "Sources said Russia is unlikely to agree to further output cuts."),
-])
+
+@pytest.mark.parametrize(
+    "passage,claim",
+    [
+        (
+            "The New York attorney general is investigating WeWork.",
+            "The New York attorney general is not investigating WeWork.",
+        ),
+        (
+            "The regulator supports the merger of the two airlines.",
+            "The regulator does not support the merger of the two airlines.",
+        ),
+        (
+            "Mayer said Disney had seen that level of demand before.",
+            "Mayer said Disney had never seen that level of demand.",
+        ),
+        (
+            "The station has seen measurable rain since mid-September.",
+            "The station hasn't seen measurable rain since mid-September.",
+        ),
+        (
+            "With medical intervention, the disease is inevitably fatal.",
+            "Without medical intervention, the disease is inevitably fatal.",
+        ),
+        (
+            "Apple offers free keyboard repairs to affected customers.",
+            "Apple no longer offers free keyboard repairs to affected customers.",
+        ),
+        (
+            "Russia fulfilled its agreed oil output cuts in November.",
+            "Russia failed to fulfill its agreed oil output cuts in November.",
+        ),
+        (
+            "A spokesperson for the attorney general commented on the inquiry.",
+            "A spokesperson for the attorney general declined to comment on the inquiry.",
+        ),
+        (
+            "JLL agreed to accept close to 1,000 maintenance workers.",
+            "JLL refused to accept close to 1,000 maintenance workers.",
+        ),
+        ("Assange has admitted both allegations.", "Assange has denied both allegations."),
+        (
+            "Both sides were hopeful the swap could lead to a breakthrough.",
+            "Neither side was hopeful the swap could lead to a breakthrough.",
+        ),
+        (
+            "Sources said Russia is likely to agree to further output cuts.",
+            "Sources said Russia is unlikely to agree to further output cuts.",
+        ),
+    ],
+)
 def test_polarity_mismatch_is_decisive_unsupported_both_ways(passage, claim):
     for c, p in ((claim, passage), (passage, claim)):
         s = S.score(c, [p])
@@ -133,12 +177,16 @@ def test_negation_in_another_clause_does_not_flip_the_claim():
     p = "Job cuts will be announced later this week in areas that do not support WeWork's core business goals, said Marcelo Claure."
     assert decisive_yes(S.score("Job cuts will be announced later this week, said Marcelo Claure.", [p]))
     p = "More than a third of WeWork's 12,000 employees will likely receive notice this week that they no longer have a job."
-    assert decisive_yes(S.score("More than a third of WeWork's 12,000 employees will likely receive notice this week.", [p]))
+    assert decisive_yes(
+        S.score("More than a third of WeWork's 12,000 employees will likely receive notice this week.", [p])
+    )
 
 
 def test_negation_attaches_to_the_predicate_not_to_every_word_after_it():
-    p = ("The cause of the crash is under investigation, however preliminary reports do not indicate it was "
-         "caused by enemy fire, the statement said.")
+    p = (
+        "The cause of the crash is under investigation, however preliminary reports do not indicate it was "
+        "caused by enemy fire, the statement said."
+    )
     s = S.score("Preliminary reports do not indicate the crash was caused by enemy fire.", [p])
     assert supported(s) and not any(r.startswith("negation") for r in s.reasons), s
 
@@ -151,22 +199,62 @@ def test_not_only_is_not_a_negation():
 
 # --- antonyms ----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("passage,claim", [
-    ("Oil prices rose sharply on Tuesday on oversupply concerns.", "Oil prices fell sharply on Tuesday on oversupply concerns."),
-    ("The Federal Reserve decided to cut its benchmark interest rate last month.", "The Federal Reserve decided to increase its benchmark interest rate last month."),
-    ("Russia beat Croatia on Monday in Madrid.", "Russia lost to Croatia on Monday in Madrid."),
-    ("Spain earned a 2-1 win over Russia in the Davis Cup Finals.", "Spain suffered a 2-1 loss to Russia in the Davis Cup Finals."),
-    ("The board approved the proposal to expand the plant.", "The board rejected the proposal to expand the plant."),
-    ("Swedish prosecutors decided to reopen the investigation in May.", "Swedish prosecutors decided to close the investigation in May."),
-    ("Their release came hours after the government freed three prisoners.", "Their release came hours before the government freed three prisoners."),
-    ("Pochettino was sacked less than six months after the final.", "Pochettino was sacked more than six months after the final."),
-    ("The outgassing occurs at lower levels than previously estimated.", "The outgassing occurs at higher levels than previously estimated."),
-    ("Alibaba shares closed in New York at $185.25, up 0.35%.", "Alibaba shares closed in New York at $185.25, down 0.35%."),
-    ("Since 2008 there has been a year of revenue gain in the newspaper industry.", "Since 2008 there has been a year of revenue loss in the newspaper industry."),
-    ("Marijuana for recreational use has been legalized in 11 states.", "Marijuana for recreational use has been banned in 11 states."),
-    ("The United States firmly opposes intimidation by any claimant.", "The United States firmly supports intimidation by any claimant."),
-    ("Small investors in Hong Kong have welcomed the deal.", "Small investors in Hong Kong have refused the deal."),
-])
+
+@pytest.mark.parametrize(
+    "passage,claim",
+    [
+        (
+            "Oil prices rose sharply on Tuesday on oversupply concerns.",
+            "Oil prices fell sharply on Tuesday on oversupply concerns.",
+        ),
+        (
+            "The Federal Reserve decided to cut its benchmark interest rate last month.",
+            "The Federal Reserve decided to increase its benchmark interest rate last month.",
+        ),
+        ("Russia beat Croatia on Monday in Madrid.", "Russia lost to Croatia on Monday in Madrid."),
+        (
+            "Spain earned a 2-1 win over Russia in the Davis Cup Finals.",
+            "Spain suffered a 2-1 loss to Russia in the Davis Cup Finals.",
+        ),
+        (
+            "The board approved the proposal to expand the plant.",
+            "The board rejected the proposal to expand the plant.",
+        ),
+        (
+            "Swedish prosecutors decided to reopen the investigation in May.",
+            "Swedish prosecutors decided to close the investigation in May.",
+        ),
+        (
+            "Their release came hours after the government freed three prisoners.",
+            "Their release came hours before the government freed three prisoners.",
+        ),
+        (
+            "Pochettino was sacked less than six months after the final.",
+            "Pochettino was sacked more than six months after the final.",
+        ),
+        (
+            "The outgassing occurs at lower levels than previously estimated.",
+            "The outgassing occurs at higher levels than previously estimated.",
+        ),
+        (
+            "Alibaba shares closed in New York at $185.25, up 0.35%.",
+            "Alibaba shares closed in New York at $185.25, down 0.35%.",
+        ),
+        (
+            "Since 2008 there has been a year of revenue gain in the newspaper industry.",
+            "Since 2008 there has been a year of revenue loss in the newspaper industry.",
+        ),
+        (
+            "Marijuana for recreational use has been legalized in 11 states.",
+            "Marijuana for recreational use has been banned in 11 states.",
+        ),
+        (
+            "The United States firmly opposes intimidation by any claimant.",
+            "The United States firmly supports intimidation by any claimant.",
+        ),
+        ("Small investors in Hong Kong have welcomed the deal.", "Small investors in Hong Kong have refused the deal."),
+    ],
+)
 def test_opposite_predicate_is_decisive_unsupported(passage, claim):
     for c, p in ((claim, passage), (passage, claim)):
         s = S.score(c, [p])
@@ -174,11 +262,17 @@ def test_opposite_predicate_is_decisive_unsupported(passage, claim):
         assert any(r.startswith("antonym:") or r.startswith("negation") for r in s.reasons), s
 
 
-@pytest.mark.parametrize("passage,claim", [
-    ("Shares of Home Depot are dropping in premarket trading.", "Shares of Home Depot are rising in premarket trading."),
-    ("Coty shares have been climbing all year.", "Coty shares have been falling all year."),
-    ("The Wild are winning games on the road.", "The Wild are losing games on the road."),
-])
+@pytest.mark.parametrize(
+    "passage,claim",
+    [
+        (
+            "Shares of Home Depot are dropping in premarket trading.",
+            "Shares of Home Depot are rising in premarket trading.",
+        ),
+        ("Coty shares have been climbing all year.", "Coty shares have been falling all year."),
+        ("The Wild are winning games on the road.", "The Wild are losing games on the road."),
+    ],
+)
 def test_inflected_forms_of_short_words_are_met(passage, claim):
     s = S.score(claim, [passage])
     assert decisive_no(s) and any(r.startswith("antonym:") for r in s.reasons), s
@@ -205,18 +299,28 @@ def test_phrasal_up_is_not_a_direction():
 
 # --- numbers -----------------------------------------------------------------------------------
 
+
 def test_missing_number_is_decisive_unsupported():
     p = "The order is valued at $410 million at list prices."
     s = S.score("The order is valued at $420 million at list prices.", [p])
     assert decisive_no(s) and "number_missing:420" in s.reasons, s
 
 
-@pytest.mark.parametrize("claim,passage", [
-    ("Local dealers sold 1200 new cars in October.", "Local dealers sold 1,200 new cars in October."),
-    ("The order is worth $410m at list prices.", "The order is valued at $410 million at list prices."),
-    ("Comparable sales growth guidance was 4% for the year.", "Comparable sales growth guidance was 4.0% for the year."),
-    ("Problematic use rose by 37 percent, from 0.90% to 1.23%.", "Problematic use rose by 37%, from 0.9 percent to 1.23 percent."),
-])
+@pytest.mark.parametrize(
+    "claim,passage",
+    [
+        ("Local dealers sold 1200 new cars in October.", "Local dealers sold 1,200 new cars in October."),
+        ("The order is worth $410m at list prices.", "The order is valued at $410 million at list prices."),
+        (
+            "Comparable sales growth guidance was 4% for the year.",
+            "Comparable sales growth guidance was 4.0% for the year.",
+        ),
+        (
+            "Problematic use rose by 37 percent, from 0.90% to 1.23%.",
+            "Problematic use rose by 37%, from 0.9 percent to 1.23 percent.",
+        ),
+    ],
+)
 def test_the_same_number_written_another_way_is_found(claim, passage):
     s = S.score(claim, [passage])
     assert supported(s) and not any(r.startswith("number") for r in s.reasons), s
@@ -237,8 +341,10 @@ def test_a_number_given_to_another_noun_is_a_mismatch():
 
 
 def test_number_from_another_sentence_is_not_supported():
-    p = ("Sweden dropped an investigation into a 2010 allegation against Assange. Assange has avoided "
-         "extradition after seeking refuge at the Ecuadorean embassy in London in 2012.")
+    p = (
+        "Sweden dropped an investigation into a 2010 allegation against Assange. Assange has avoided "
+        "extradition after seeking refuge at the Ecuadorean embassy in London in 2012."
+    )
     s = S.score("Assange sought refuge at the Ecuadorean embassy in London in 2010.", [p])
     assert not supported(s) and "number_elsewhere:2010" in s.reasons, s
 
@@ -258,8 +364,9 @@ def test_values_module_is_a_second_opinion(monkeypatch):
             out.append(V(kind="measure", amount=2.0, unit="h"))
         return out
 
-    fake = types.SimpleNamespace(find_values=find_values,
-                                 same_value=lambda a, b: (a.kind, a.unit, a.amount) == (b.kind, b.unit, b.amount))
+    fake = types.SimpleNamespace(
+        find_values=find_values, same_value=lambda a, b: (a.kind, a.unit, a.amount) == (b.kind, b.unit, b.amount)
+    )
     support._passage.cache_clear()
     monkeypatch.setattr(support, "_values", lambda: None)
     assert "number_missing:2" in S.score(claim, [passage]).reasons  # digits alone: missing
@@ -283,6 +390,7 @@ def test_a_broken_values_module_never_breaks_scoring(monkeypatch):
 
 # --- calibration -------------------------------------------------------------------------------
 
+
 def test_threshold_and_band_are_the_scorers():
     scorer = LexicalSupport(threshold=0.5, band=0.2)
     p = "Oil prices fell sharply on Tuesday on oversupply concerns."
@@ -294,7 +402,11 @@ def test_threshold_and_band_are_the_scorers():
 
 def test_versions_are_numbers_as_written():
     # "5.4.2" once crashed the number reader (a 500 for the whole request).
-    s = LexicalSupport().score("Brindle 5.4.2 is the latest release.", ["Brindle 5.4.2 is the latest release, out today."])
+    s = LexicalSupport().score(
+        "Brindle 5.4.2 is the latest release.", ["Brindle 5.4.2 is the latest release, out today."]
+    )
     assert s.score >= 0.6
-    s = LexicalSupport().score("Brindle 5.4.3 is the latest release.", ["Brindle 5.4.2 is the latest release, out today."])
+    s = LexicalSupport().score(
+        "Brindle 5.4.3 is the latest release.", ["Brindle 5.4.2 is the latest release, out today."]
+    )
     assert s.score < 0.6

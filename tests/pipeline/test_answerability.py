@@ -1,4 +1,5 @@
 """Answerability: relevance × question type decides, not the gate (which is structural only)."""
+
 from app.language.question import analyse
 from app.pipeline.answerability import build_scorer, quotable
 from app.pipeline.composers import NO_ANSWER, compose_extractive
@@ -15,61 +16,89 @@ def _assess(question, *texts):
 
 
 def test_the_gate_no_longer_judges_meaning():
-    ev = [make_evidence("S1", "The Zephyr X2 has a 6.4 inch display.", url="https://a.example/p"),
-          make_evidence("S2", "The Zephyr X2 camera takes sharp photos.", url="https://b.example/p")]
-    v = check_gate(ev, [], "What is the battery capacity of the Zephyr X2 phone?", 3650, False, make_ctx(),
-                   candidates=2, usable_pages=2)
+    ev = [
+        make_evidence("S1", "The Zephyr X2 has a 6.4 inch display.", url="https://a.example/p"),
+        make_evidence("S2", "The Zephyr X2 camera takes sharp photos.", url="https://b.example/p"),
+    ]
+    v = check_gate(
+        ev,
+        [],
+        "What is the battery capacity of the Zephyr X2 phone?",
+        3650,
+        False,
+        make_ctx(),
+        candidates=2,
+        usable_pages=2,
+    )
     assert v.passed
 
 
 def test_other_attribute_scores_under_the_floor():
-    a, _ = _assess("What is the battery capacity of the Zephyr X2 phone?",
-                   "The Zephyr X2 has a 6.4 inch display with a bright panel.",
-                   "The Zephyr X2 camera takes sharp photos in daylight.")
+    a, _ = _assess(
+        "What is the battery capacity of the Zephyr X2 phone?",
+        "The Zephyr X2 has a 6.4 inch display with a bright panel.",
+        "The Zephyr X2 camera takes sharp photos in daylight.",
+    )
     assert a.score < FLOOR, a
 
 
 def test_amount_in_words_answers_how_much():
-    a, _ = _assess("How much did the city pay to settle the lawsuit?",
-                   "The city agreed to pay 410 million dollars to settle the lawsuit brought by the families.",
-                   "The mayor said the settlement would not raise taxes.")
+    a, _ = _assess(
+        "How much did the city pay to settle the lawsuit?",
+        "The city agreed to pay 410 million dollars to settle the lawsuit brought by the families.",
+        "The mayor said the settlement would not raise taxes.",
+    )
     assert a.score >= FLOOR and "410 million dollars" in a.best[0].sentence
 
 
 def test_the_wrong_year_is_penalised():
-    a, _ = _assess("Who won the 2031 final?", "The 2029 final was won by the Rovers after extra time.",
-                   "In the 2029 final the Rovers won 2-1.")
+    a, _ = _assess(
+        "Who won the 2031 final?",
+        "The 2029 final was won by the Rovers after extra time.",
+        "In the 2029 final the Rovers won 2-1.",
+    )
     assert a.score < FLOOR
 
 
 def test_past_tense_question_about_a_future_year_is_unanswerable():
-    a, _ = _assess("Who won the 2031 Solaris Cup final?",
-                   "The next Solaris Cup final will be played in 2031 at a stadium still to be chosen.",
-                   "Marlow Rovers won the 2029 Solaris Cup final against Eastport.")
+    a, _ = _assess(
+        "Who won the 2031 Solaris Cup final?",
+        "The next Solaris Cup final will be played in 2031 at a stadium still to be chosen.",
+        "Marlow Rovers won the 2029 Solaris Cup final against Eastport.",
+    )
     assert a.score == 0 and "event_in_the_future" in a.reasons[0]
-    a, _ = _assess("Where will the 2031 Solaris Cup final be played?",
-                   "The next Solaris Cup final will be played in 2031 at a stadium in Lisbon, the organisers said.")
+    a, _ = _assess(
+        "Where will the 2031 Solaris Cup final be played?",
+        "The next Solaris Cup final will be played in 2031 at a stadium in Lisbon, the organisers said.",
+    )
     assert a.score > 0
 
 
 def test_how_to_prefers_the_sentence_naming_the_call():
-    a, ev = _assess("How do I run a subprocess and capture its output?",
-                    "Output of the child process if it was captured by run() or check_output().",
-                    "To capture the output, pass capture_output=True to subprocess.run() and read result.stdout.")
+    a, ev = _assess(
+        "How do I run a subprocess and capture its output?",
+        "Output of the child process if it was captured by run() or check_output().",
+        "To capture the output, pass capture_output=True to subprocess.run() and read result.stdout.",
+    )
     assert "capture_output=True" in a.best[0].sentence
 
 
 def test_extractive_composer_declines_under_the_floor():
-    _, ev = _assess("What is the battery capacity of the Zephyr X2 phone?",
-                    "The Zephyr X2 has a 6.4 inch display with a bright panel.")
+    _, ev = _assess(
+        "What is the battery capacity of the Zephyr X2 phone?",
+        "The Zephyr X2 has a 6.4 inch display with a bright panel.",
+    )
     draft = compose_extractive("What is the battery capacity of the Zephyr X2 phone?", ev, [], make_ctx())
     assert draft.no_answer and draft.text == NO_ANSWER
 
 
 def test_multi_hop_joins_two_sentences():
     q = "In which city is the company that makes the Zephyr X2 phone headquartered?"
-    _, ev = _assess(q, "The Zephyr X2 phone is made by Nimbus Devices.",
-                    "Nimbus Devices is headquartered in Tampere, Finland, a city of 250,000.")
+    _, ev = _assess(
+        q,
+        "The Zephyr X2 phone is made by Nimbus Devices.",
+        "Nimbus Devices is headquartered in Tampere, Finland, a city of 250,000.",
+    )
     draft = compose_extractive(q, ev, [], make_ctx())
     assert "Tampere" in draft.text and not draft.no_answer
 
@@ -82,6 +111,9 @@ def test_headings_questions_and_lead_ins_are_not_quoted():
 
 
 def test_unrelated_evidence_is_skipped_before_any_model_call():
-    a, _ = _assess("Who won the 1998 chess olympiad in Elista?", "Acme Cloud Pro plan costs $30 per month.",
-                   "Acme Cloud Pro plan costs $30 per month.")
+    a, _ = _assess(
+        "Who won the 1998 chess olympiad in Elista?",
+        "Acme Cloud Pro plan costs $30 per month.",
+        "Acme Cloud Pro plan costs $30 per month.",
+    )
     assert a.score < make_ctx().policy.skip_model_below

@@ -27,7 +27,9 @@ def test_nonexistent_span_is_reported_never_kept():
 
 
 def test_urls_and_markdown_links_are_removed():
-    answer = parse_draft("See [the docs](https://evil.example/x) for more [S1]. Visit https://evil.example/y now [S2].", EV)
+    answer = parse_draft(
+        "See [the docs](https://evil.example/x) for more [S1]. Visit https://evil.example/y now [S2].", EV
+    )
     rendered = render(answer, EV)
     assert "http" not in rendered.content and "evil" not in rendered.content
     assert "the docs" in rendered.content
@@ -44,4 +46,4 @@ def test_render_numbers_by_first_use_and_offsets_locate_sentences():
     assert answer.content == "Beta is two [1]. Alpha is one [1][2]."
     assert [e.span_id for e in answer.cited] == ["S3", "S1"]
     for claim in answer.claims:
-        assert answer.content[claim.start:claim.end].startswith(claim.text.rstrip("."))
+        assert answer.content[claim.start : claim.end].startswith(claim.text.rstrip("."))

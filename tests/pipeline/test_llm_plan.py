@@ -1,4 +1,5 @@
 """The LLM planner's contract is enforced in code (unit tests with a stub model)."""
+
 from __future__ import annotations
 
 import json
@@ -28,16 +29,37 @@ class StubModel:
 
 
 async def _plan(model, question="What is the latest Acme Cloud release?", **kw):
-    args = dict(max_queries=3, freshness_days=None, today=TODAY, primary_domains=[], default_window=365,
-                timeout=5, ctx=make_ctx())
+    args = dict(
+        max_queries=3,
+        freshness_days=None,
+        today=TODAY,
+        primary_domains=[],
+        default_window=365,
+        timeout=5,
+        ctx=make_ctx(),
+    )
     args.update(kw)
     return await llm_plan(model, "gpt-4o-mini", question, **args)
 
 
 async def test_contract_is_enforced_on_the_models_queries():
-    model = StubModel(json.dumps({"needs_search": True, "queries": ["  acme   cloud release ", "acme cloud release",
-                                                                      "", "x", "acme changelog", "acme blog", "acme news"],
-                                  "freshness_days": 99999}))
+    model = StubModel(
+        json.dumps(
+            {
+                "needs_search": True,
+                "queries": [
+                    "  acme   cloud release ",
+                    "acme cloud release",
+                    "",
+                    "x",
+                    "acme changelog",
+                    "acme blog",
+                    "acme news",
+                ],
+                "freshness_days": 99999,
+            }
+        )
+    )
     plan = await _plan(model, primary_domains=["acme.example"])
     assert plan.by == "llm"
     assert len(plan.queries) == 3  # capped
@@ -55,7 +77,9 @@ async def test_invalid_json_gets_one_retry_then_the_heuristic_planner():
 
 
 async def test_retry_succeeds():
-    model = StubModel("oops", json.dumps({"needs_search": True, "queries": ["acme release notes", "acme cloud version"]}))
+    model = StubModel(
+        "oops", json.dumps({"needs_search": True, "queries": ["acme release notes", "acme cloud version"]})
+    )
     plan = await _plan(model)
     assert plan.by == "llm" and len(model.calls) == 2
 
@@ -75,5 +99,7 @@ async def test_model_failure_falls_back_to_heuristics():
 
 
 async def test_model_may_classify_a_question_as_stable():
-    plan = await _plan(StubModel(json.dumps({"needs_search": False, "queries": []})), question="What is a prime number?")
+    plan = await _plan(
+        StubModel(json.dumps({"needs_search": False, "queries": []})), question="What is a prime number?"
+    )
     assert plan.needs_search is False and plan.queries

@@ -1,4 +1,5 @@
 """The reranker interface: a registered reranker (as a plugin would be) changes passage order."""
+
 from __future__ import annotations
 
 import pytest
@@ -10,8 +11,10 @@ from app.settings import Settings
 from app.tokens import TokenCounter
 from tests.pipeline.helpers import TODAY, make_ctx, make_doc
 
-PARAS = ["The Acme Cloud Pro plan includes unlimited projects and priority support for teams of any size.",
-         "The Acme Cloud Pro plan costs $30 per month, the company announced in its pricing update."]
+PARAS = [
+    "The Acme Cloud Pro plan includes unlimited projects and priority support for teams of any size.",
+    "The Acme Cloud Pro plan costs $30 per month, the company announced in its pricing update.",
+]
 
 
 class PreferPrices:
@@ -25,8 +28,10 @@ def test_registered_reranker_reorders_passages():
     register_reranker("prefer-prices", lambda settings: PreferPrices())
     settings = Settings(reranker="prefer-prices")
     reranker = build_reranker(settings)
-    docs = [make_doc("https://a.example/x", [PARAS[0]], published=TODAY, rank=0),
-            make_doc("https://b.example/y", [PARAS[1]], published=TODAY, rank=1)]
+    docs = [
+        make_doc("https://a.example/x", [PARAS[0]], published=TODAY, rank=0),
+        make_doc("https://b.example/y", [PARAS[1]], published=TODAY, rank=1),
+    ]
     ctx = make_ctx(min_sources=1)
     ctx.settings = settings
     ctx.tokens = TokenCounter(settings.tiktoken_cache_dir)

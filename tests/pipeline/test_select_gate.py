@@ -22,18 +22,32 @@ def _ctx(**kw):
 
 
 def test_syndicated_copies_collapse_and_never_count_as_independent():
-    docs = [make_doc(f"https://{d}/acme-price", ARTICLE, published=TODAY, rank=i) for i, d in
-            enumerate(["news-a.example", "news-b.example", "news-c.example"])]
+    docs = [
+        make_doc(f"https://{d}/acme-price", ARTICLE, published=TODAY, rank=i)
+        for i, d in enumerate(["news-a.example", "news-b.example", "news-c.example"])
+    ]
     sel = select_evidence(docs, "What does the Acme Cloud Pro plan cost?", 30, _ctx())
     assert {e.domain for e in sel.evidence} == {"news-a.example"}
-    assert sorted(sel.evidence[0].also_reported_by) == ["https://news-b.example/acme-price", "https://news-c.example/acme-price"]
+    assert sorted(sel.evidence[0].also_reported_by) == [
+        "https://news-b.example/acme-price",
+        "https://news-c.example/acme-price",
+    ]
     assert sum(d.reason.startswith("near_duplicate_of") for d in sel.decisions) == 2
 
 
 def test_one_document_per_registrable_domain():
-    docs = [make_doc("https://a.example.com/one", ARTICLE, rank=0),
-            make_doc("https://b.example.com/two", ["Acme Cloud Pro plan pricing explained in a different text entirely, "
-                                                   "with the plan cost details for teams and other facts."] * 2, rank=1)]
+    docs = [
+        make_doc("https://a.example.com/one", ARTICLE, rank=0),
+        make_doc(
+            "https://b.example.com/two",
+            [
+                "Acme Cloud Pro plan pricing explained in a different text entirely, "
+                "with the plan cost details for teams and other facts."
+            ]
+            * 2,
+            rank=1,
+        ),
+    ]
     sel = select_evidence(docs, "What does the Acme Cloud Pro plan cost?", 30, _ctx())
     assert len({e.url for e in sel.evidence}) == 1
     assert any(d.reason.startswith("domain_quota") for d in sel.decisions)
@@ -48,10 +62,16 @@ def test_stale_beyond_three_windows_is_dropped():
 
 def test_token_budget_never_exceeded_and_packing_skips():
     long_para = ("Acme Cloud Pro plan cost details. " * 40).strip()
-    shorts = ["Acme Cloud Pro plan cost rose this month for teams.", "The plan cost of Acme Cloud Pro is now higher.",
-              "Reviewers say the Acme Cloud Pro plan cost is fair.", "Acme Cloud set the Pro plan cost in its notice."]
-    docs = [make_doc(f"https://s{i}.example/p", [long_para if i == 0 else shorts[i - 1]], published=TODAY, rank=i)
-            for i in range(5)]
+    shorts = [
+        "Acme Cloud Pro plan cost rose this month for teams.",
+        "The plan cost of Acme Cloud Pro is now higher.",
+        "Reviewers say the Acme Cloud Pro plan cost is fair.",
+        "Acme Cloud set the Pro plan cost in its notice.",
+    ]
+    docs = [
+        make_doc(f"https://s{i}.example/p", [long_para if i == 0 else shorts[i - 1]], published=TODAY, rank=i)
+        for i in range(5)
+    ]
     ctx = _ctx(token_budget=256)
     sel = select_evidence(docs, "What does the Acme Cloud Pro plan cost?", 30, ctx)
     assert sel.prompt_tokens <= 256
@@ -67,48 +87,84 @@ def test_gate_requires_independent_sources():
 
 def test_gate_primary_source_alone_is_enough_by_default_but_not_when_disabled():
     ev = [make_evidence("S1", "Acme Cloud Pro plan costs $30 per month.", url="https://acme.example/p", primary=True)]
-    assert check_gate(ev, [], "What does the Acme Cloud Pro plan cost?", 30, False, _ctx(), candidates=1, usable_pages=1).passed
+    assert check_gate(
+        ev, [], "What does the Acme Cloud Pro plan cost?", 30, False, _ctx(), candidates=1, usable_pages=1
+    ).passed
     ctx = _ctx()
     ctx.settings = Settings(primary_satisfies_min_sources=False)
-    assert not check_gate(ev, [], "What does the Acme Cloud Pro plan cost?", 30, False, ctx, candidates=1, usable_pages=1).passed
+    assert not check_gate(
+        ev, [], "What does the Acme Cloud Pro plan cost?", 30, False, ctx, candidates=1, usable_pages=1
+    ).passed
 
 
 def test_gate_time_sensitive_needs_dated_fresh_evidence():
-    ev = [make_evidence("S1", "Acme Cloud Pro plan price is $30.", url="https://a.example/p"),
-          make_evidence("S2", "Acme Cloud Pro plan price is $30.", url="https://b.example/p")]
-    v = check_gate(ev, [], "What is the current Acme Cloud Pro plan price?", 30, True, _ctx(), candidates=2, usable_pages=2)
+    ev = [
+        make_evidence("S1", "Acme Cloud Pro plan price is $30.", url="https://a.example/p"),
+        make_evidence("S2", "Acme Cloud Pro plan price is $30.", url="https://b.example/p"),
+    ]
+    v = check_gate(
+        ev, [], "What is the current Acme Cloud Pro plan price?", 30, True, _ctx(), candidates=2, usable_pages=2
+    )
     assert not v.passed and v.reason is AbstentionReason.stale_evidence
     ev[0].published_at = TODAY
-    assert check_gate(ev, [], "What is the current Acme Cloud Pro plan price?", 30, True, _ctx(), candidates=2, usable_pages=2).passed
+    assert check_gate(
+        ev, [], "What is the current Acme Cloud Pro plan price?", 30, True, _ctx(), candidates=2, usable_pages=2
+    ).passed
 
 
 def test_conflicting_prices_detected_and_abstain_policy():
-    ev = [make_evidence("S1", "The Acme Cloud Pro plan costs $30 per month.", url="https://a.example/p", published=TODAY),
-          make_evidence("S2", "The Acme Cloud Pro plan costs $25 per month.", url="https://b.example/p",
-                        published=TODAY - timedelta(days=40))]
+    ev = [
+        make_evidence("S1", "The Acme Cloud Pro plan costs $30 per month.", url="https://a.example/p", published=TODAY),
+        make_evidence(
+            "S2",
+            "The Acme Cloud Pro plan costs $25 per month.",
+            url="https://b.example/p",
+            published=TODAY - timedelta(days=40),
+        ),
+    ]
     conflicts = detect_conflicts("How much does the Acme Cloud Pro plan cost?", ev)
     assert len(conflicts) == 1 and conflicts[0].attribute == "price"
     assert {v["value"] for v in conflicts[0].values} == {"$30/month", "$25/month"}
     assert preferred_value(conflicts[0])["value"] == "$30/month"  # the more recent
-    v = check_gate(ev, conflicts, "How much does the Acme Cloud Pro plan cost?", 365, False, _ctx(on_conflict="abstain"),
-                   candidates=2, usable_pages=2)
+    v = check_gate(
+        ev,
+        conflicts,
+        "How much does the Acme Cloud Pro plan cost?",
+        365,
+        False,
+        _ctx(on_conflict="abstain"),
+        candidates=2,
+        usable_pages=2,
+    )
     assert not v.passed and v.reason is AbstentionReason.conflicting_evidence
 
 
 def test_agreeing_sources_are_not_a_conflict():
-    ev = [make_evidence("S1", "The Acme Cloud Pro plan costs $30 per month.", url="https://a.example/p"),
-          make_evidence("S2", "Acme Cloud Pro plan: it costs $30 per month now.", url="https://b.example/p")]
+    ev = [
+        make_evidence("S1", "The Acme Cloud Pro plan costs $30 per month.", url="https://a.example/p"),
+        make_evidence("S2", "Acme Cloud Pro plan: it costs $30 per month now.", url="https://b.example/p"),
+    ]
     assert detect_conflicts("How much does the Acme Cloud Pro plan cost?", ev) == []
 
 
 def test_price_formats_are_one_value_and_history_is_not_a_conflict():
-    same = [make_evidence("S1", "The Acme Cloud Pro plan costs $49 per month.", url="https://a.example/p"),
-            make_evidence("S2", "Acme Cloud Pro plan: it costs $49.00 per month.", url="https://b.example/p")]
+    same = [
+        make_evidence("S1", "The Acme Cloud Pro plan costs $49 per month.", url="https://a.example/p"),
+        make_evidence("S2", "Acme Cloud Pro plan: it costs $49.00 per month.", url="https://b.example/p"),
+    ]
     assert detect_conflicts("How much does the Acme Cloud Pro plan cost?", same) == []
-    history = [make_evidence("S1", "The Acme Cloud Pro plan costs $9.99 per month now, it was $12.99 per month.",
-                             url="https://a.example/p"),
-               make_evidence("S2", "The Acme Cloud Pro plan cost $12.99 per month until May; it costs $9.99 per month now.",
-                             url="https://b.example/p")]
+    history = [
+        make_evidence(
+            "S1",
+            "The Acme Cloud Pro plan costs $9.99 per month now, it was $12.99 per month.",
+            url="https://a.example/p",
+        ),
+        make_evidence(
+            "S2",
+            "The Acme Cloud Pro plan cost $12.99 per month until May; it costs $9.99 per month now.",
+            url="https://b.example/p",
+        ),
+    ]
     assert detect_conflicts("How much does the Acme Cloud Pro plan cost?", history) == []
 
 
@@ -120,5 +176,7 @@ def test_recently_modified_old_page_is_current():
 
 
 def test_all_stale_is_reported_as_stale():
-    v = check_gate([], [], "What is the current Acme price?", 30, True, _ctx(), candidates=2, usable_pages=2, dropped_stale=2)
+    v = check_gate(
+        [], [], "What is the current Acme price?", 30, True, _ctx(), candidates=2, usable_pages=2, dropped_stale=2
+    )
     assert not v.passed and v.reason is AbstentionReason.stale_evidence

@@ -14,9 +14,13 @@ def test_strip_links_counts_and_keeps_link_text():
 
 def test_normalize_url_collapses_tracking_www_amp_fragment_slash():
     base = normalize_url("https://example.com/news/story")
-    for variant in ("http://www.example.com/news/story/", "https://example.com/news/story?utm_source=x#top",
-                    "https://example.com/news/story/amp/", "https://amp.example.com/news/story?amp=1",
-                    "https://example.com/news/story?fbclid=abc"):
+    for variant in (
+        "http://www.example.com/news/story/",
+        "https://example.com/news/story?utm_source=x#top",
+        "https://example.com/news/story/amp/",
+        "https://amp.example.com/news/story?amp=1",
+        "https://example.com/news/story?fbclid=abc",
+    ):
         assert normalize_url(variant) == base
     assert normalize_url("https://example.com/news/story?id=2") != base
 

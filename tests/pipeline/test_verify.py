@@ -3,7 +3,9 @@ from app.pipeline.verify import support_of, verify_claims
 from tests.pipeline.helpers import make_evidence
 
 EV = [
-    make_evidence("S1", "Python 3.11 was released on October 24, 2022. It is between 10 and 60 percent faster than 3.10."),
+    make_evidence(
+        "S1", "Python 3.11 was released on October 24, 2022. It is between 10 and 60 percent faster than 3.10."
+    ),
     make_evidence("S2", "The tomllib module parses TOML documents. It does not support writing TOML."),
 ]
 
@@ -20,8 +22,11 @@ def test_wrong_number_is_never_supported():
 
 
 def test_drop_removes_unsupported_and_uncited_sentences():
-    answer = parse_draft("Python 3.11 was released on October 24, 2022 [S1]. The moon is made of green cheese [S2]. "
-                         "Rust is a systems programming language.", EV)
+    answer = parse_draft(
+        "Python 3.11 was released on October 24, 2022 [S1]. The moon is made of green cheese [S2]. "
+        "Rust is a systems programming language.",
+        EV,
+    )
     score = verify_claims(answer, EV, mode="drop", threshold=0.5)
     assert [c.text for c in answer.claims] == ["Python 3.11 was released on October 24, 2022."]
     assert len(answer.dropped_claims) == 2
@@ -42,8 +47,11 @@ def test_off_skips_verification():
 
 
 def test_a_negated_claim_is_never_supported():
-    ev = [make_evidence("S1", "The Zephyr X2 does not support wireless charging, the company confirmed.",
-                        url="https://a.example/p")]
+    ev = [
+        make_evidence(
+            "S1", "The Zephyr X2 does not support wireless charging, the company confirmed.", url="https://a.example/p"
+        )
+    ]
     support, _ = support_of("The Zephyr X2 supports wireless charging.", ev)
     assert support < 0.6
     support, _ = support_of("The Zephyr X2 does not support wireless charging.", ev)
@@ -51,6 +59,8 @@ def test_a_negated_claim_is_never_supported():
 
 
 def test_a_reversed_claim_is_never_supported():
-    ev = [make_evidence("S1", "Shares of Acme fell 12% on Tuesday after the earnings report.", url="https://a.example/p")]
+    ev = [
+        make_evidence("S1", "Shares of Acme fell 12% on Tuesday after the earnings report.", url="https://a.example/p")
+    ]
     support, _ = support_of("Shares of Acme rose 12% on Tuesday after the earnings report.", ev)
     assert support < 0.6

@@ -1,6 +1,7 @@
 """Fixtures for the search provider tests: an httpx client and `make_provider` building a provider
 through the registry exactly as the service does at start-up. The Brave, Tavily and Serper servers
 are fixtures of tests/conftest.py, like `searxng`."""
+
 from __future__ import annotations
 
 from typing import Any

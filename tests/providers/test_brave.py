@@ -1,4 +1,5 @@
 """Brave Search API provider against a local server speaking Brave's protocol."""
+
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
@@ -25,19 +26,29 @@ async def test_sends_the_documented_request(brave, make_provider):
 
 
 async def test_maps_results_to_hits(brave, make_provider):
-    brave.set_results("foo 2.0", [
-        api_hit("https://news.example/foo", "Foo <strong>2.0</strong> released", "Foo 2.0 &amp; more",
-                published="2025-03-04T09:30:00"),
-        {"title": "Relative age only", "url": "https://blog.example/foo", "description": "d", "age": "3 days ago"},
-        {"title": "Not a web page", "url": "javascript:alert(1)", "description": "x"},
-        "https://third.example/x",
-    ])
+    brave.set_results(
+        "foo 2.0",
+        [
+            api_hit(
+                "https://news.example/foo",
+                "Foo <strong>2.0</strong> released",
+                "Foo 2.0 &amp; more",
+                published="2025-03-04T09:30:00",
+            ),
+            {"title": "Relative age only", "url": "https://blog.example/foo", "description": "d", "age": "3 days ago"},
+            {"title": "Not a web page", "url": "javascript:alert(1)", "description": "x"},
+            "https://third.example/x",
+        ],
+    )
     provider = make_provider("brave", **brave.settings_overrides())
     result = await provider.search(SearchQuery("foo 2.0"), timeout=2)
 
     assert result.provider == "brave" and result.query == "foo 2.0"
-    assert [h.url for h in result.hits] == ["https://news.example/foo", "https://blog.example/foo",
-                                            "https://third.example/x"]
+    assert [h.url for h in result.hits] == [
+        "https://news.example/foo",
+        "https://blog.example/foo",
+        "https://third.example/x",
+    ]
     assert [h.rank for h in result.hits] == [0, 1, 2]
     first = result.hits[0]
     assert (first.title, first.snippet, first.provider) == ("Foo 2.0 released", "Foo 2.0 & more", "brave")
@@ -57,8 +68,9 @@ async def test_count_caps_the_hits(brave, make_provider):
     assert len(result.hits) == 3
 
 
-@pytest.mark.parametrize("days, expected", [(1, "pd"), (3, "pw"), (7, "pw"), (30, "pm"), (365, "py"),
-                                            (1000, None), (None, None)])
+@pytest.mark.parametrize(
+    "days, expected", [(1, "pd"), (3, "pw"), (7, "pw"), (30, "pm"), (365, "py"), (1000, None), (None, None)]
+)
 async def test_freshness_parameter(brave, make_provider, days, expected):
     provider = make_provider("brave", **brave.settings_overrides())
     await provider.search(SearchQuery("q", freshness_days=days), timeout=2)
@@ -67,8 +79,9 @@ async def test_freshness_parameter(brave, make_provider, days, expected):
 
 async def test_domain_filters_become_site_operators(brave, make_provider):
     provider = make_provider("brave", **brave.settings_overrides())
-    await provider.search(SearchQuery("foo", include_domains=["python.org"], exclude_domains=["spam.example"]),
-                          timeout=2)
+    await provider.search(
+        SearchQuery("foo", include_domains=["python.org"], exclude_domains=["spam.example"]), timeout=2
+    )
     assert brave.requests.last().params["q"] == "foo site:python.org -site:spam.example"
     await provider.search(SearchQuery("foo", include_domains=["a.example", "b.example"]), timeout=2)
     assert brave.requests.last().params["q"] == "foo"  # several includes: enforced in code only

@@ -1,6 +1,7 @@
 """The error split every search provider must honour (app/errors.py): technical failures (timeout,
 refused connection, 429, 5xx) let the chain move on and may be retried; logical ones (bad key,
 forbidden) fail at once. Same cases for all four providers, against their local servers."""
+
 from __future__ import annotations
 
 import time
@@ -60,8 +61,9 @@ async def test_connection_refused_is_technical(server, make_provider):
 async def test_rate_limit_answer_carries_the_apis_headers(brave, http_client):
     """Brave's 429 as the real API sends it: an ErrorResponse body and the X-RateLimit-* headers."""
     brave.fail(429)
-    resp = await http_client.get(brave.url + "/res/v1/web/search", params={"q": "q"},
-                                 headers={"X-Subscription-Token": brave.api_key})
+    resp = await http_client.get(
+        brave.url + "/res/v1/web/search", params={"q": "q"}, headers={"X-Subscription-Token": brave.api_key}
+    )
     assert resp.status_code == 429
     assert resp.json()["error"]["code"] == "RATE_LIMITED"
     expected = {"x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "x-ratelimit-policy"}

@@ -1,5 +1,6 @@
 """The provider chain inside the real service: GA_SEARCH_PROVIDERS=brave,searxng with both local
 servers, pages on the `web` fixture, no LLM (the embedded extractive composer answers)."""
+
 from __future__ import annotations
 
 from datetime import date
@@ -28,14 +29,22 @@ def _publish(web, *names: str) -> list[str]:
 
 
 def _service(service_factory, brave, searxng, web):
-    return service_factory(search_providers=["brave", "searxng"], brave_api_key=brave.api_key,
-                           brave_url=brave.url + brave.path, searxng_url=searxng.url,
-                           default_freshness_days=100_000, **web.settings_overrides())
+    return service_factory(
+        search_providers=["brave", "searxng"],
+        brave_api_key=brave.api_key,
+        brave_url=brave.url + brave.path,
+        searxng_url=searxng.url,
+        default_freshness_days=100_000,
+        **web.settings_overrides(),
+    )
 
 
 async def _ask(svc, **grounding) -> dict:
-    body = {"model": "x", "messages": [{"role": "user", "content": QUESTION}],
-            "grounding": {"mode": "always", "min_sources": 1, **grounding}}
+    body = {
+        "model": "x",
+        "messages": [{"role": "user", "content": QUESTION}],
+        "grounding": {"mode": "always", "min_sources": 1, **grounding},
+    }
     async with httpx.AsyncClient(trust_env=False, timeout=30) as client:
         resp = await client.post(f"{svc.url}/v1/chat/completions", json=body)
     assert resp.status_code == 200, resp.text  # an abstention is an answer, never a 5xx
@@ -104,10 +113,12 @@ async def test_domain_filters_hold_when_the_provider_ignores_them(brave, searxng
     good, excluded, outside = _publish(web, "news-a.test", "blog-b.test", "other-c.test")
     include = [web.site("news-a.test").ip, web.site("blog-b.test").ip]
     excluded_host = web.site("blog-b.test").ip
-    brave.set_default([api_hit(u, "Foo 2.0 released", "Foo 2.0 released on 4 March 2025")
-                       for u in (excluded, outside, good)])
-    reply = await _ask(_service(service_factory, brave, searxng, web), include_domains=include,
-                       exclude_domains=[excluded_host])
+    brave.set_default(
+        [api_hit(u, "Foo 2.0 released", "Foo 2.0 released on 4 March 2025") for u in (excluded, outside, good)]
+    )
+    reply = await _ask(
+        _service(service_factory, brave, searxng, web), include_domains=include, exclude_domains=[excluded_host]
+    )
 
     g = reply["grounding"]
     assert g["status"] == "grounded", g.get("abstention")

@@ -1,4 +1,5 @@
 """SearXNG provider against the local SearXNG-shaped server."""
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -22,15 +23,21 @@ async def test_sends_the_documented_request(searxng, make_provider):
 
 
 async def test_maps_results_and_records_unresponsive_engines(searxng, make_provider):
-    searxng.set_results("foo 2.0", [
-        searx_result("https://news.example/foo", "Foo 2.0", "Foo 2.0 shipped", published="2025-03-04T00:00:00"),
-        searx_result("https://blog.example/foo", "Foo blog", "more"),
-    ], unresponsive_engines=[("google", "timeout"), ("brave", "Suspended: too many requests")])
+    searxng.set_results(
+        "foo 2.0",
+        [
+            searx_result("https://news.example/foo", "Foo 2.0", "Foo 2.0 shipped", published="2025-03-04T00:00:00"),
+            searx_result("https://blog.example/foo", "Foo blog", "more"),
+        ],
+        unresponsive_engines=[("google", "timeout"), ("brave", "Suspended: too many requests")],
+    )
     provider = make_provider("searxng", **searxng.settings_overrides())
     result = await provider.search(SearchQuery("foo 2.0", count=5), timeout=2)
 
     assert [(h.url, h.rank, h.provider) for h in result.hits] == [
-        ("https://news.example/foo", 0, "searxng"), ("https://blog.example/foo", 1, "searxng")]
+        ("https://news.example/foo", 0, "searxng"),
+        ("https://blog.example/foo", 1, "searxng"),
+    ]
     assert result.hits[0].published_at == datetime(2025, 3, 4)
     assert result.hits[0].snippet == "Foo 2.0 shipped"
     assert result.unresponsive_engines == ["google", "brave"]

@@ -1,4 +1,5 @@
 """Serper (Google results) provider against a local server speaking Serper's protocol."""
+
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
@@ -12,8 +13,12 @@ from simulators.search_apis import api_hit
 
 async def test_sends_the_documented_request(serper, make_provider):
     provider = make_provider("serper", **serper.settings_overrides())
-    await provider.search(SearchQuery("foo 2.0 release", count=8, freshness_days=1,
-                                      include_domains=["foo.org"], exclude_domains=["spam.example"]), timeout=2)
+    await provider.search(
+        SearchQuery(
+            "foo 2.0 release", count=8, freshness_days=1, include_domains=["foo.org"], exclude_domains=["spam.example"]
+        ),
+        timeout=2,
+    )
 
     req = serper.requests.last()
     assert (req.method, req.path) == ("POST", "/search")
@@ -22,8 +27,9 @@ async def test_sends_the_documented_request(serper, make_provider):
     assert req.body == {"q": "foo 2.0 release site:foo.org -site:spam.example", "num": 8, "tbs": "qdr:d"}
 
 
-@pytest.mark.parametrize("days, expected", [(1, "qdr:d"), (6, "qdr:w"), (20, "qdr:m"), (366, "qdr:y"),
-                                            (400, None), (None, None)])
+@pytest.mark.parametrize(
+    "days, expected", [(1, "qdr:d"), (6, "qdr:w"), (20, "qdr:m"), (366, "qdr:y"), (400, None), (None, None)]
+)
 async def test_freshness_parameter(serper, make_provider, days, expected):
     provider = make_provider("serper", **serper.settings_overrides())
     await provider.search(SearchQuery("q", freshness_days=days), timeout=2)
@@ -31,17 +37,35 @@ async def test_freshness_parameter(serper, make_provider, days, expected):
 
 
 async def test_maps_results_to_hits(serper, make_provider):
-    serper.set_results("foo 2.0", [
-        api_hit("https://news.example/foo", "Foo 2.0 released", "Foo 2.0 shipped ...", published="2025-01-05"),
-        {"title": "Recent", "link": "https://blog.example/foo", "snippet": "s", "date": "3 days ago", "position": 2},
-        {"title": "Odd date", "link": "https://third.example/x", "snippet": "s", "date": "last spring", "position": 3},
-        {"title": "No link", "snippet": "s", "position": 4},
-    ])
+    serper.set_results(
+        "foo 2.0",
+        [
+            api_hit("https://news.example/foo", "Foo 2.0 released", "Foo 2.0 shipped ...", published="2025-01-05"),
+            {
+                "title": "Recent",
+                "link": "https://blog.example/foo",
+                "snippet": "s",
+                "date": "3 days ago",
+                "position": 2,
+            },
+            {
+                "title": "Odd date",
+                "link": "https://third.example/x",
+                "snippet": "s",
+                "date": "last spring",
+                "position": 3,
+            },
+            {"title": "No link", "snippet": "s", "position": 4},
+        ],
+    )
     provider = make_provider("serper", **serper.settings_overrides())
     result = await provider.search(SearchQuery("foo 2.0"), timeout=2)
 
-    assert [h.url for h in result.hits] == ["https://news.example/foo", "https://blog.example/foo",
-                                            "https://third.example/x"]
+    assert [h.url for h in result.hits] == [
+        "https://news.example/foo",
+        "https://blog.example/foo",
+        "https://third.example/x",
+    ]
     assert [h.rank for h in result.hits] == [0, 1, 2]
     assert {h.provider for h in result.hits} == {"serper"}
     # the server sends Serper's "Jan 5, 2025" form

@@ -1,4 +1,5 @@
 """Tavily Search API provider against a local server speaking Tavily's protocol."""
+
 from __future__ import annotations
 
 from datetime import UTC, datetime
@@ -15,8 +16,12 @@ LONG_TEXT = "Foo 2.0 shipped on 4 March 2025 with a new parser. " * 10
 
 async def test_sends_the_documented_request(tavily, make_provider):
     provider = make_provider("tavily", **tavily.settings_overrides())
-    await provider.search(SearchQuery("foo 2.0 release", count=7, include_domains=["foo.org"],
-                                      exclude_domains=["spam.example"], freshness_days=30), timeout=2)
+    await provider.search(
+        SearchQuery(
+            "foo 2.0 release", count=7, include_domains=["foo.org"], exclude_domains=["spam.example"], freshness_days=30
+        ),
+        timeout=2,
+    )
 
     req = tavily.requests.last()
     assert (req.method, req.path) == ("POST", "/search")
@@ -30,8 +35,9 @@ async def test_sends_the_documented_request(tavily, make_provider):
     assert req.body["include_raw_content"] is False and req.body["search_depth"] == "basic"
 
 
-@pytest.mark.parametrize("days, expected", [(1, "day"), (7, "week"), (31, "month"), (300, "year"),
-                                            (5000, None), (None, None)])
+@pytest.mark.parametrize(
+    "days, expected", [(1, "day"), (7, "week"), (31, "month"), (300, "year"), (5000, None), (None, None)]
+)
 async def test_freshness_parameter(tavily, make_provider, days, expected):
     provider = make_provider("tavily", **tavily.settings_overrides())
     await provider.search(SearchQuery("q", freshness_days=days), timeout=2)
@@ -39,17 +45,30 @@ async def test_freshness_parameter(tavily, make_provider, days, expected):
 
 
 async def test_maps_results_to_hits(tavily, make_provider):
-    tavily.set_results("foo 2.0", [
-        api_hit("https://news.example/foo", "Foo 2.0 released", "Foo 2.0 shipped.", published="2025-03-04T10:30:00"),
-        {"title": "ISO date", "url": "https://blog.example/foo", "content": "c", "score": 0.5,
-         "published_date": "2025-02-01"},
-        "https://third.example/x",
-    ])
+    tavily.set_results(
+        "foo 2.0",
+        [
+            api_hit(
+                "https://news.example/foo", "Foo 2.0 released", "Foo 2.0 shipped.", published="2025-03-04T10:30:00"
+            ),
+            {
+                "title": "ISO date",
+                "url": "https://blog.example/foo",
+                "content": "c",
+                "score": 0.5,
+                "published_date": "2025-02-01",
+            },
+            "https://third.example/x",
+        ],
+    )
     provider = make_provider("tavily", **tavily.settings_overrides())
     result = await provider.search(SearchQuery("foo 2.0"), timeout=2)
 
-    assert [h.url for h in result.hits] == ["https://news.example/foo", "https://blog.example/foo",
-                                            "https://third.example/x"]
+    assert [h.url for h in result.hits] == [
+        "https://news.example/foo",
+        "https://blog.example/foo",
+        "https://third.example/x",
+    ]
     assert [h.rank for h in result.hits] == [0, 1, 2]
     assert {h.provider for h in result.hits} == {"tavily"}
     assert (result.hits[0].title, result.hits[0].snippet) == ("Foo 2.0 released", "Foo 2.0 shipped.")
@@ -61,14 +80,19 @@ async def test_maps_results_to_hits(tavily, make_provider):
 
 
 async def test_raw_content_is_ignored_unless_requested(tavily, http_client):
-    tavily.set_default([api_hit("https://a.example/", "A", "a", raw_content=LONG_TEXT),
-                        api_hit("https://b.example/", "B", "b", raw_content="too short")])
+    tavily.set_default(
+        [
+            api_hit("https://a.example/", "A", "a", raw_content=LONG_TEXT),
+            api_hit("https://b.example/", "B", "b", raw_content="too short"),
+        ]
+    )
     url = tavily.url + "/search"
     off = await TavilySearch(tavily.api_key, http_client, url=url).search(SearchQuery("q"), timeout=2)
     assert [h.raw_content for h in off.hits] == [None, None]
 
     on = await TavilySearch(tavily.api_key, http_client, url=url, include_raw_content=True).search(
-        SearchQuery("q"), timeout=2)
+        SearchQuery("q"), timeout=2
+    )
     assert tavily.requests.last().body["include_raw_content"] == "text"
     assert on.hits[0].raw_content == LONG_TEXT and on.hits[0].raw_content_type == "text/plain"
     assert on.hits[1].raw_content is None  # an extraction that short is a failure: fetch the page

@@ -1,4 +1,5 @@
 """The chat server speaks OpenAI's protocol well enough for the official SDK, sync and async."""
+
 from __future__ import annotations
 
 import json
@@ -16,10 +17,11 @@ async def test_non_streaming_reply_usage_and_recording(llm):
     llm.script("The answer is 42.", {"content": {"queries": ["a", "b"]}, "usage": {"prompt_tokens": 99}})
     client = _client(llm)
     first = await client.chat.completions.create(
-        model="gpt-4o", temperature=0.2,
-        messages=[{"role": "system", "content": "Be brief."}, {"role": "user", "content": "What is it?"}])
-    second = await client.chat.completions.create(model="gpt-4o-mini",
-                                                  messages=[{"role": "user", "content": "plan"}])
+        model="gpt-4o",
+        temperature=0.2,
+        messages=[{"role": "system", "content": "Be brief."}, {"role": "user", "content": "What is it?"}],
+    )
+    second = await client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "plan"}])
     await client.close()
     assert first.object == "chat.completion" and first.model == "gpt-4o"
     assert first.choices[0].message.content == "The answer is 42."
@@ -38,8 +40,8 @@ async def test_streaming_chunks_and_usage(llm):
     llm.script("Alpha beta gamma delta.", "One two.")
     client = _client(llm)
     stream = await client.chat.completions.create(
-        model="m", messages=[{"role": "user", "content": "go"}], stream=True,
-        stream_options={"include_usage": True})
+        model="m", messages=[{"role": "user", "content": "go"}], stream=True, stream_options={"include_usage": True}
+    )
     chunks = [c async for c in stream]
     plain = await client.chat.completions.create(model="m", messages=[], stream=True)
     plain_chunks = [c async for c in plain]

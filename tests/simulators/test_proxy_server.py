@@ -1,5 +1,6 @@
 """The forward proxy forwards absolute-form requests and CONNECT tunnels, resolves *.test names,
 records every URL and refuses denied hosts."""
+
 from __future__ import annotations
 
 import asyncio
@@ -19,14 +20,15 @@ async def test_forwards_named_hosts_and_records(web, proxy):
     assert a.status_code == 200 and "From news A." in a.text
     assert b.status_code == 200 and "From blog B." in b.text
     assert posted.status_code == 404  # forwarded; the site has no /form
-    assert proxy.urls() == [news.named_url("/story"), blog.named_url("/story?x=1"),
-                            news.named_url("/form")]
+    assert proxy.urls() == [news.named_url("/story"), blog.named_url("/story?x=1"), news.named_url("/form")]
     assert [r.status for r in proxy.requests.all()] == [200, 200, 404]
     assert all(r.resolved == "127.0.0.1" for r in proxy.requests.all())
     served = web.requests.all()
     assert [(r.site, r.path, r.query, r.method) for r in served] == [
-        ("news-a.test", "/story", "", "GET"), ("blog-b.test", "/story", "x=1", "GET"),
-        ("news-a.test", "/form", "", "POST")]
+        ("news-a.test", "/story", "", "GET"),
+        ("blog-b.test", "/story", "x=1", "GET"),
+        ("news-a.test", "/form", "", "POST"),
+    ]
     assert "proxy-connection" not in served[0].headers
 
 

@@ -1,4 +1,5 @@
 """The Redis fixture gives a working, emptied DB; the service runner runs an app's lifespan."""
+
 from __future__ import annotations
 
 import contextlib
@@ -54,6 +55,7 @@ def _stand_in_factory(events: list[str]):
             return {"searxng_url": settings.searxng_url, "port": settings.port}
 
         return app
+
     return create_app
 
 

@@ -1,4 +1,5 @@
 """The SearXNG-shaped server answers SearXNG's JSON shape and follows its script."""
+
 from __future__ import annotations
 
 import asyncio
@@ -8,27 +9,63 @@ import httpx
 
 from simulators import ScriptedSearch, searx_result
 
-RESULT_KEYS = {"url", "title", "content", "engine", "engines", "score", "category",
-               "publishedDate", "parsed_url", "positions", "template"}
+RESULT_KEYS = {
+    "url",
+    "title",
+    "content",
+    "engine",
+    "engines",
+    "score",
+    "category",
+    "publishedDate",
+    "parsed_url",
+    "positions",
+    "template",
+}
 
 
 async def test_json_shape_and_recording(searxng):
-    searxng.set_results("python 3.13 release", [
-        searx_result("https://docs.python.org/3.13/whatsnew/3.13.html", "What's New In Python 3.13",
-                     "Python 3.13 was released on October 7, 2024.", published="2024-10-07T00:00:00",
-                     engines=["duckduckgo", "bing"]),
-        {"url": "https://example.org/news", "title": "News"},
-        "https://example.net/bare",
-    ], unresponsive_engines=[("google", "timeout")], suggestions=["python 3.13 changes"])
+    searxng.set_results(
+        "python 3.13 release",
+        [
+            searx_result(
+                "https://docs.python.org/3.13/whatsnew/3.13.html",
+                "What's New In Python 3.13",
+                "Python 3.13 was released on October 7, 2024.",
+                published="2024-10-07T00:00:00",
+                engines=["duckduckgo", "bing"],
+            ),
+            {"url": "https://example.org/news", "title": "News"},
+            "https://example.net/bare",
+        ],
+        unresponsive_engines=[("google", "timeout")],
+        suggestions=["python 3.13 changes"],
+    )
     async with httpx.AsyncClient() as client:
-        resp = await client.get(searxng.url + "/search", params={
-            "q": "python 3.13 release", "format": "json", "time_range": "year",
-            "language": "en", "pageno": "1", "categories": "general"})
+        resp = await client.get(
+            searxng.url + "/search",
+            params={
+                "q": "python 3.13 release",
+                "format": "json",
+                "time_range": "year",
+                "language": "en",
+                "pageno": "1",
+                "categories": "general",
+            },
+        )
     assert resp.status_code == 200
     assert resp.headers["content-type"].startswith("application/json")
     data = resp.json()
-    assert set(data) == {"query", "number_of_results", "results", "answers", "corrections",
-                         "infoboxes", "suggestions", "unresponsive_engines"}
+    assert set(data) == {
+        "query",
+        "number_of_results",
+        "results",
+        "answers",
+        "corrections",
+        "infoboxes",
+        "suggestions",
+        "unresponsive_engines",
+    }
     assert data["query"] == "python 3.13 release"
     assert data["unresponsive_engines"] == [["google", "timeout"]]
     assert data["suggestions"] == ["python 3.13 changes"]
@@ -55,10 +92,12 @@ async def test_post_form_default_function_and_paging(searxng):
     searxng.set_default(fallback)
     searxng.set_results("exact", ["https://a.example/1"])
     async with httpx.AsyncClient() as client:
-        other = (await client.post(searxng.url + "/search",
-                                   data={"q": "other", "format": "json", "pageno": "2"})).json()
-        exact_p2 = (await client.get(searxng.url + "/search",
-                                     params={"q": "exact", "format": "json", "pageno": 2})).json()
+        other = (
+            await client.post(searxng.url + "/search", data={"q": "other", "format": "json", "pageno": "2"})
+        ).json()
+        exact_p2 = (
+            await client.get(searxng.url + "/search", params={"q": "exact", "format": "json", "pageno": 2})
+        ).json()
     assert other["results"][0]["url"] == "https://example.org/other" and other["answers"] == ["42"]
     assert seen == [("other", "2")]
     assert exact_p2["results"] == []  # scripted lists are page 1 only
@@ -70,8 +109,7 @@ async def test_post_form_default_function_and_paging(searxng):
 
 async def test_unscripted_query_is_empty_not_an_error(searxng):
     async with httpx.AsyncClient() as client:
-        data = (await client.get(searxng.url + "/search",
-                                 params={"q": "nothing", "format": "json"})).json()
+        data = (await client.get(searxng.url + "/search", params={"q": "nothing", "format": "json"})).json()
     assert data["results"] == [] and data["number_of_results"] == 0
 
 
@@ -101,8 +139,7 @@ async def test_failures_json_disabled_and_missing_query(searxng):
 async def test_delay_and_latency_knobs(searxng):
     searxng.set_results("slow", ["https://a.example/"], delay_s=0.3)
     async with httpx.AsyncClient() as client:
-        with_timeout = client.get(searxng.url + "/search", params={"q": "slow", "format": "json"},
-                                  timeout=0.1)
+        with_timeout = client.get(searxng.url + "/search", params={"q": "slow", "format": "json"}, timeout=0.1)
         try:
             await with_timeout
             raise AssertionError("the slow query answered within the client's timeout")
@@ -110,8 +147,8 @@ async def test_delay_and_latency_knobs(searxng):
             pass
         searxng.latency_s = 0.05
         start = time.perf_counter()
-        await asyncio.gather(*[client.get(searxng.url + "/search", params={"q": f"x{i}",
-                                                                              "format": "json"})
-                               for i in range(4)])
+        await asyncio.gather(
+            *[client.get(searxng.url + "/search", params={"q": f"x{i}", "format": "json"}) for i in range(4)]
+        )
         elapsed = time.perf_counter() - start
     assert 0.05 <= elapsed < 0.3  # concurrent requests wait concurrently

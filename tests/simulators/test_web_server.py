@@ -1,4 +1,5 @@
 """The test web serves scripted sites by address and by Host name, with every scripted quirk."""
+
 from __future__ import annotations
 
 import gzip
@@ -19,8 +20,7 @@ async def test_sites_are_distinct_hosts_on_one_port(web):
     b.add_page("/x", "<p>site B</p>")
     web.add_page("/x", "<p>default site</p>")
     async with httpx.AsyncClient() as client:
-        texts = [(await client.get(u)).text for u in (a.url_for("/x"), b.url_for("/x"),
-                                                       web.url + "/x")]
+        texts = [(await client.get(u)).text for u in (a.url_for("/x"), b.url_for("/x"), web.url + "/x")]
         by_name = await client.get(web.url + "/x", headers={"host": f"blog-b.test:{web.port}"})
     assert texts == ["<p>site A</p>", "<p>site B</p>", "<p>default site</p>"]
     assert by_name.text == "<p>site B</p>"  # virtual hosting by Host header
@@ -32,10 +32,17 @@ async def test_sites_are_distinct_hosts_on_one_port(web):
 
 async def test_article_dates_and_conditional_get(web):
     site = web.site("news-a.test")
-    url = site.add_article("/a", "Release 2.0", ["Version 2.0 shipped.", "More text."],
-                           published=date(2025, 3, 4), modified="2025-03-05", author="Ada",
-                           conditional=True, last_modified="Wed, 05 Mar 2025 10:00:00 GMT",
-                           cache_control="max-age=60")
+    url = site.add_article(
+        "/a",
+        "Release 2.0",
+        ["Version 2.0 shipped.", "More text."],
+        published=date(2025, 3, 4),
+        modified="2025-03-05",
+        author="Ada",
+        conditional=True,
+        last_modified="Wed, 05 Mar 2025 10:00:00 GMT",
+        cache_control="max-age=60",
+    )
     async with httpx.AsyncClient() as client:
         first = await client.get(url)
         etag = first.headers["etag"]
@@ -110,8 +117,7 @@ async def test_robots_hostile_and_near_duplicates(web):
     b.set_robots("User-agent: *\nDisallow: /private\n")
     c.set_robots(None)
     a.add_hostile("/h", "Normal title", ["A normal paragraph."])
-    urls = add_near_duplicates_across([a, b, c], "/dup", "Same story",
-                                      ["Core sentence one.", "Core sentence two."])
+    urls = add_near_duplicates_across([a, b, c], "/dup", "Same story", ["Core sentence one.", "Core sentence two."])
     async with httpx.AsyncClient() as client:
         robots = [await client.get(s.url_for("/robots.txt")) for s in (a, b, c)]
         hostile = (await client.get(a.url_for("/h"))).text

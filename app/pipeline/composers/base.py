@@ -1,5 +1,6 @@
 """The composer contract: prose over numbered evidence spans where every factual sentence carries
 span ids, no URLs, and NO_ANSWER when the evidence does not answer (Draft.no_answer)."""
+
 from __future__ import annotations
 
 from typing import Protocol
@@ -13,5 +14,6 @@ NO_ANSWER = "The evidence does not answer this question."
 class Composer(Protocol):
     name: str
 
-    async def compose(self, question: str, history: list[dict], evidence: list[Evidence], conflicts: list[Conflict],
-                      ctx: RunContext) -> Draft: ...
+    async def compose(
+        self, question: str, history: list[dict], evidence: list[Evidence], conflicts: list[Conflict], ctx: RunContext
+    ) -> Draft: ...

@@ -1,6 +1,7 @@
 """The extractive composer: verbatim evidence sentences that answer the question that was asked,
 each with its span id; it declines (Draft.no_answer) when no sentence scores at least
 policy.answerable_at. Used when no model is configured, on model failure and over budget."""
+
 from __future__ import annotations
 
 import re
@@ -19,8 +20,14 @@ MAX_EXTRACTIVE_SENTENCES = 3
 _ATTRIBUTION = "According to {domain} ({date}), "
 
 
-def compose_extractive(question: str, evidence: list[Evidence], conflicts: list[Conflict], ctx: RunContext,
-                       assessment: Answerability | None = None, scorer: LexicalAnswerability | None = None) -> Draft:
+def compose_extractive(
+    question: str,
+    evidence: list[Evidence],
+    conflicts: list[Conflict],
+    ctx: RunContext,
+    assessment: Answerability | None = None,
+    scorer: LexicalAnswerability | None = None,
+) -> Draft:
     """Verbatim evidence sentences that answer the question that was asked, each with its span id.
 
     The sentences come ranked from the answerability component (relevance × question type: a
@@ -35,7 +42,11 @@ def compose_extractive(question: str, evidence: list[Evidence], conflicts: list[
         chosen = _conflict_sentences(conflicts, assessment.best, ctx.options.on_conflict)
     if not chosen and (not assessment.best or assessment.score < floor):
         return Draft(text=NO_ANSWER, composer="extractive", no_answer=True)
-    limit = MAX_EXTRACTIVE_SENTENCES if not ctx.options.max_tokens else max(1, min(MAX_EXTRACTIVE_SENTENCES, ctx.options.max_tokens // 40))
+    limit = (
+        MAX_EXTRACTIVE_SENTENCES
+        if not ctx.options.max_tokens
+        else max(1, min(MAX_EXTRACTIVE_SENTENCES, ctx.options.max_tokens // 40))
+    )
     q = set(analysis.terms)
     covered_terms: set[str] = set()
     # The best sentence leads; a further one must be of the asked type and either add question terms
@@ -74,7 +85,9 @@ def _gain(m: SentenceMatch, q: set[str], covered_terms: frozenset[str]) -> float
 SECONDARY_SHARE = 0.5  # a sentence after the first must score at least this share of answerable_at
 
 
-def _conflict_sentences(conflicts: list[Conflict], candidates: list[SentenceMatch], policy: str) -> list[tuple[str, Evidence]]:
+def _conflict_sentences(
+    conflicts: list[Conflict], candidates: list[SentenceMatch], policy: str
+) -> list[tuple[str, Evidence]]:
     out = []
     for c in conflicts:
         values = [preferred_value(c)] if policy == "prefer" else c.values
@@ -102,6 +115,7 @@ class ExtractiveComposer:
     def __init__(self, scorer: LexicalAnswerability | None = None, assessment: Answerability | None = None):
         self.scorer, self.assessment = scorer, assessment
 
-    async def compose(self, question: str, history: list[dict], evidence: list[Evidence], conflicts: list[Conflict],
-                      ctx: RunContext) -> Draft:
+    async def compose(
+        self, question: str, history: list[dict], evidence: list[Evidence], conflicts: list[Conflict], ctx: RunContext
+    ) -> Draft:
         return compose_extractive(question, evidence, conflicts, ctx, self.assessment, self.scorer)

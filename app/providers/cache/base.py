@@ -1,4 +1,5 @@
 """Cache protocol: bytes in, bytes out, with a TTL. Failures never reach the request."""
+
 from __future__ import annotations
 
 from collections.abc import Callable

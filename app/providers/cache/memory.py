@@ -1,4 +1,5 @@
 """In-process TTL cache with an LRU bound: the default when no Redis is configured."""
+
 from __future__ import annotations
 
 import time

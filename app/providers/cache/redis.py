@@ -1,5 +1,6 @@
 """Redis cache (redis.asyncio). Short timeouts and no retries: a down or hung Redis costs a request
 at most a few hundred milliseconds, then the cache is skipped until a back-off passes."""
+
 from __future__ import annotations
 
 import logging

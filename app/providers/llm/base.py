@@ -1,4 +1,5 @@
 """Chat-model provider protocol and registry (OpenAI-compatible backends register as "openai")."""
+
 from __future__ import annotations
 
 from collections.abc import Callable

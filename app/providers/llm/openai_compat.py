@@ -1,4 +1,5 @@
 """Any OpenAI-compatible chat endpoint (OpenAI, vLLM, Ollama, LiteLLM …) through the openai SDK."""
+
 from __future__ import annotations
 
 import openai
@@ -20,8 +21,9 @@ class OpenAICompatibleChatModel:
             max_retries=settings.llm_max_retries,
         )
 
-    async def complete(self, messages, *, model, temperature=0.0, max_tokens=None, timeout=None,
-                       json_mode=False, extra=None) -> Completion:
+    async def complete(
+        self, messages, *, model, temperature=0.0, max_tokens=None, timeout=None, json_mode=False, extra=None
+    ) -> Completion:
         kwargs: dict = {"model": model, "messages": messages, "temperature": temperature}
         if max_tokens:
             kwargs["max_tokens"] = max_tokens
@@ -33,14 +35,19 @@ class OpenAICompatibleChatModel:
             kwargs.update(extra)
         try:
             resp = await self._client.chat.completions.create(**kwargs)
-        except (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError,
-                openai.InternalServerError) as exc:
+        except (
+            openai.APITimeoutError,
+            openai.APIConnectionError,
+            openai.RateLimitError,
+            openai.InternalServerError,
+        ) as exc:
             raise ProviderTechnicalError(f"LLM upstream failed: {type(exc).__name__}", provider="openai") from exc
         except openai.APIStatusError as exc:
             if exc.status_code >= 500 or exc.status_code in (408, 409, 429):
                 raise ProviderTechnicalError(f"LLM upstream answered {exc.status_code}", provider="openai") from exc
-            raise ProviderLogicalError(f"LLM upstream refused the request ({exc.status_code})",
-                                       provider="openai") from exc
+            raise ProviderLogicalError(
+                f"LLM upstream refused the request ({exc.status_code})", provider="openai"
+            ) from exc
         except openai.OpenAIError as exc:
             raise ProviderTechnicalError(f"LLM upstream failed: {type(exc).__name__}", provider="openai") from exc
         if not resp.choices:

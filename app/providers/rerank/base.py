@@ -1,6 +1,7 @@
 """Reranker protocol and registry. Off by default: BM25 on the question ranks passages. An operator
 may configure a local cross-encoder (`GA_RERANKER=cross-encoder`, `GA_RERANKER_PATH=/models/…`);
 nothing is ever downloaded at run time."""
+
 from __future__ import annotations
 
 from collections.abc import Callable

@@ -4,6 +4,7 @@ sentence-transformers is not a dependency of the service: install it (and a mode
 the image that wants a reranker. A missing package or path fails start-up with a clear message
 instead of degrading silently.
 """
+
 from __future__ import annotations
 
 from pathlib import Path

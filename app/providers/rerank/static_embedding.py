@@ -5,6 +5,7 @@ Used to order candidate answer sentences (app/pipeline/answerability.py), where 
 ("pause my async code" / "block for delay seconds") shares no words with its answer. Measured on
 the labelled development split before it was made the default (docs/EVALUATION.md).
 """
+
 from __future__ import annotations
 
 import logging

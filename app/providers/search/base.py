@@ -3,6 +3,7 @@
 Built-in providers register exactly like external ones: a factory under a name, called with the
 settings and the shared httpx client at start-up.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable

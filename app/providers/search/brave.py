@@ -6,6 +6,7 @@ url, description, age ("3 days ago" / "January 5, 2025"), page_age (ISO); `web` 
 nothing matched. Brave answers an invalid or missing token with 422 SUBSCRIPTION_TOKEN_INVALID
 (not 401), 429 RATE_LIMITED with X-RateLimit-* headers, and 422 VALIDATION for bad parameters.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -34,8 +35,10 @@ _FRESHNESS = {"day": "pd", "week": "pw", "month": "pm", "year": "py"}
 
 def _classify(status: int, detail: str) -> ProviderLogicalError | None:
     if status == 422 and "SUBSCRIPTION_TOKEN_INVALID" in detail:
-        return ProviderLogicalError("brave rejected the API key (422 SUBSCRIPTION_TOKEN_INVALID); "
-                                    "check GA_BRAVE_API_KEY", provider=PROVIDER_NAME)
+        return ProviderLogicalError(
+            "brave rejected the API key (422 SUBSCRIPTION_TOKEN_INVALID); check GA_BRAVE_API_KEY",
+            provider=PROVIDER_NAME,
+        )
     return None
 
 
@@ -50,18 +53,38 @@ class BraveSearch:
     async def search(self, query: SearchQuery, *, timeout: float) -> SearchResult:
         text = with_site_operators(query.text, query.include_domains, query.exclude_domains, max_excludes=3)
         params: dict[str, str | int] = {
-            "q": text[:MAX_QUERY_CHARS], "count": max(1, min(query.count, MAX_COUNT)),
-            "result_filter": "web", "text_decorations": "false"}
+            "q": text[:MAX_QUERY_CHARS],
+            "count": max(1, min(query.count, MAX_COUNT)),
+            "result_filter": "web",
+            "text_decorations": "false",
+        }
         if bucket := freshness_bucket(query.freshness_days):
             params["freshness"] = _FRESHNESS[bucket]
         data = await call_json_api(
-            self._client, self.name, "GET", self._url, timeout=timeout, params=params, classify=_classify,
-            headers={"X-Subscription-Token": self._key, "Accept": "application/json"})
+            self._client,
+            self.name,
+            "GET",
+            self._url,
+            timeout=timeout,
+            params=params,
+            classify=_classify,
+            headers={"X-Subscription-Token": self._key, "Accept": "application/json"},
+        )
         web = data.get("web")
         if not isinstance(web, dict):
             web = {}
-        hits = [hit for _, hit in result_hits(web.get("results"), query.count, self.name, url="url", title="title",
-                                              snippet="description", dates=("page_age", "age"))]
+        hits = [
+            hit
+            for _, hit in result_hits(
+                web.get("results"),
+                query.count,
+                self.name,
+                url="url",
+                title="title",
+                snippet="description",
+                dates=("page_age", "age"),
+            )
+        ]
         return SearchResult(provider=self.name, query=query.text, hits=hits)
 
     async def aclose(self) -> None:

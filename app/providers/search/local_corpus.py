@@ -7,6 +7,7 @@ The factory builds the index synchronously when the provider is created (about 0
 sample corpus in memory, a few ms when GA_CORPUS_INDEX_PATH holds a current index file), so the
 first search pays nothing. SQLite work runs in a worker thread, never on the event loop.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -39,8 +40,9 @@ class LocalCorpusSearch:
         self._primary_domains = [d.lower().strip(".") for d in primary_domains or []]
 
     @classmethod
-    def open(cls, corpus_dir: Path, index_path: Path | None = None,
-             primary_domains: list[str] | None = None) -> LocalCorpusSearch:
+    def open(
+        cls, corpus_dir: Path, index_path: Path | None = None, primary_domains: list[str] | None = None
+    ) -> LocalCorpusSearch:
         """Index corpus_dir (in memory, or in index_path reused while current). A deployment may
         ship only the index file: with corpus_dir absent, index_path is opened as is."""
         if not Path(corpus_dir).exists() and index_path is not None and Path(index_path).is_file():
@@ -62,7 +64,9 @@ class LocalCorpusSearch:
         try:
             found = await asyncio.wait_for(
                 asyncio.to_thread(
-                    index.search, query.text, count=count,
+                    index.search,
+                    query.text,
+                    count=count,
                     include_domains=list(query.include_domains),
                     exclude_domains=list(query.exclude_domains),
                 ),
@@ -88,8 +92,9 @@ class LocalCorpusSearch:
             )
             for rank, hit in enumerate(found)
         ]
-        return SearchResult(provider=PROVIDER_NAME, query=query.text, hits=hits,
-                            elapsed_ms=(time.perf_counter() - started) * 1000)
+        return SearchResult(
+            provider=PROVIDER_NAME, query=query.text, hits=hits, elapsed_ms=(time.perf_counter() - started) * 1000
+        )
 
     async def get_document(self, url: str) -> tuple[str, str] | None:
         """(content, content_type) of a URL the corpus holds, else None."""

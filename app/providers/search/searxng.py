@@ -3,6 +3,7 @@
 A SearXNG instance answers 403 when the JSON format is not enabled in its settings.yml
 (`search.formats: [html, json]`) and 429 when its limiter trips; both are told apart here.
 """
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -60,8 +61,9 @@ class SearxngSearch:
         except httpx.HTTPError as exc:
             raise ProviderTechnicalError(f"searxng unreachable: {type(exc).__name__}", provider=self.name) from exc
         if resp.status_code == 403:
-            raise ProviderLogicalError("searxng refused format=json (enable it in settings.yml search.formats)",
-                                       provider=self.name)
+            raise ProviderLogicalError(
+                "searxng refused format=json (enable it in settings.yml search.formats)", provider=self.name
+            )
         if resp.status_code == 429:
             raise ProviderTechnicalError("searxng rate limit (429)", provider=self.name)
         if resp.status_code >= 500:
@@ -77,10 +79,19 @@ class SearxngSearch:
             url = item.get("url")
             if not isinstance(url, str) or not url.startswith(("http://", "https://")):
                 continue
-            hits.append(SearchHit(url=url, title=str(item.get("title") or ""), snippet=str(item.get("content") or ""),
-                                  rank=i, provider=self.name, published_at=_parse_date(item.get("publishedDate"))))
-        unresponsive = [str(e[0]) if isinstance(e, (list, tuple)) and e else str(e)
-                        for e in data.get("unresponsive_engines") or []]
+            hits.append(
+                SearchHit(
+                    url=url,
+                    title=str(item.get("title") or ""),
+                    snippet=str(item.get("content") or ""),
+                    rank=i,
+                    provider=self.name,
+                    published_at=_parse_date(item.get("publishedDate")),
+                )
+            )
+        unresponsive = [
+            str(e[0]) if isinstance(e, (list, tuple)) and e else str(e) for e in data.get("unresponsive_engines") or []
+        ]
         return SearchResult(provider=self.name, query=query.text, hits=hits, unresponsive_engines=unresponsive)
 
     async def aclose(self) -> None:

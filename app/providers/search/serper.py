@@ -7,6 +7,7 @@ answerBox, peopleAlsoAsk, relatedSearches (not used: they are not pages). Errors
 {"message": "Unauthorized.", "statusCode": 403} for a bad key, 400 for bad parameters or no
 credits left, 429, 5xx.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -42,14 +43,31 @@ class SerperSearch:
     async def search(self, query: SearchQuery, *, timeout: float) -> SearchResult:
         body: dict[str, Any] = {
             "q": with_site_operators(query.text, query.include_domains, query.exclude_domains, max_excludes=5),
-            "num": max(1, min(query.count, MAX_COUNT))}
+            "num": max(1, min(query.count, MAX_COUNT)),
+        }
         if bucket := freshness_bucket(query.freshness_days):
             body["tbs"] = _TBS[bucket]
         data = await call_json_api(
-            self._client, self.name, "POST", self._url, timeout=timeout, json=body,
-            headers={"X-API-KEY": self._key, "Accept": "application/json"})
-        hits = [hit for _, hit in result_hits(data.get("organic"), query.count, self.name, url="link", title="title",
-                                              snippet="snippet", dates=("date",))]
+            self._client,
+            self.name,
+            "POST",
+            self._url,
+            timeout=timeout,
+            json=body,
+            headers={"X-API-KEY": self._key, "Accept": "application/json"},
+        )
+        hits = [
+            hit
+            for _, hit in result_hits(
+                data.get("organic"),
+                query.count,
+                self.name,
+                url="link",
+                title="title",
+                snippet="snippet",
+                dates=("date",),
+            )
+        ]
         return SearchResult(provider=self.name, query=query.text, hits=hits)
 
     async def aclose(self) -> None:

@@ -12,6 +12,7 @@ what its fetcher does for every page (hidden-text removal against injected instr
 dates from JSON-LD/meta, the robots decision) and pay more per call. With
 `include_raw_content=True` the text is kept as `text/plain` and the fetch stage skips the network.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -46,8 +47,15 @@ def _classify(status: int, detail: str) -> ProviderLogicalError | None:
 class TavilySearch:
     name = PROVIDER_NAME
 
-    def __init__(self, api_key: str, client: httpx.AsyncClient, *, url: str, search_depth: str = "basic",
-                 include_raw_content: bool = False):
+    def __init__(
+        self,
+        api_key: str,
+        client: httpx.AsyncClient,
+        *,
+        url: str,
+        search_depth: str = "basic",
+        include_raw_content: bool = False,
+    ):
         self._key = api_key
         self._url = url
         self._client = client
@@ -56,8 +64,12 @@ class TavilySearch:
 
     async def search(self, query: SearchQuery, *, timeout: float) -> SearchResult:
         body: dict[str, Any] = {
-            "query": query.text[:MAX_QUERY_CHARS], "max_results": max(1, min(query.count, MAX_COUNT)),
-            "search_depth": self._depth, "topic": "general", "include_answer": False, "include_images": False,
+            "query": query.text[:MAX_QUERY_CHARS],
+            "max_results": max(1, min(query.count, MAX_COUNT)),
+            "search_depth": self._depth,
+            "topic": "general",
+            "include_answer": False,
+            "include_images": False,
             # "text" asks for plain text rather than markdown; False asks for none.
             "include_raw_content": "text" if self._raw else False,
         }
@@ -68,11 +80,25 @@ class TavilySearch:
         if bucket := freshness_bucket(query.freshness_days):
             body["time_range"] = bucket
         data = await call_json_api(
-            self._client, self.name, "POST", self._url, timeout=timeout, json=body, classify=_classify,
-            headers={"Authorization": f"Bearer {self._key}", "Accept": "application/json"})
+            self._client,
+            self.name,
+            "POST",
+            self._url,
+            timeout=timeout,
+            json=body,
+            classify=_classify,
+            headers={"Authorization": f"Bearer {self._key}", "Accept": "application/json"},
+        )
         hits: list[SearchHit] = []
-        for item, hit in result_hits(data.get("results"), query.count, self.name, url="url", title="title",
-                                     snippet="content", dates=("published_date",)):
+        for item, hit in result_hits(
+            data.get("results"),
+            query.count,
+            self.name,
+            url="url",
+            title="title",
+            snippet="content",
+            dates=("published_date",),
+        ):
             raw = item.get("raw_content")
             if self._raw and isinstance(raw, str) and len(raw.strip()) >= MIN_RAW_CONTENT_CHARS:
                 hit.raw_content, hit.raw_content_type = raw, "text/plain"

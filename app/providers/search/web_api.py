@@ -4,6 +4,7 @@ app/errors.py, the freshness buckets they all understand, and tolerant parsing o
 Error split: a timeout, a refused connection, 429 and 5xx are technical (the chain moves on and
 the call may be retried later); any other non-200 (bad key, bad request, quota used up) is logical.
 """
+
 from __future__ import annotations
 
 import html
@@ -31,10 +32,18 @@ def require_key(provider: str, key: str | None, env_var: str) -> str:
     return key.strip()
 
 
-async def call_json_api(client: httpx.AsyncClient, provider: str, method: str, url: str, *,
-                        timeout: float, headers: dict[str, str], params: dict[str, Any] | None = None,
-                        json: dict[str, Any] | None = None,
-                        classify: Classifier | None = None) -> dict:
+async def call_json_api(
+    client: httpx.AsyncClient,
+    provider: str,
+    method: str,
+    url: str,
+    *,
+    timeout: float,
+    headers: dict[str, str],
+    params: dict[str, Any] | None = None,
+    json: dict[str, Any] | None = None,
+    classify: Classifier | None = None,
+) -> dict:
     """Send one request and return its JSON object, or raise the provider error it deserves.
     `classify(status, detail)` may claim a provider-specific status first (e.g. Tavily's 432)."""
     try:
@@ -52,8 +61,9 @@ async def call_json_api(client: httpx.AsyncClient, provider: str, method: str, u
         suffix = f": {detail}" if detail else ""
         if status == 429:
             wait = resp.headers.get("retry-after")
-            raise ProviderTechnicalError(f"{provider} rate limit (429){f', retry after {wait}s' if wait else ''}",
-                                         provider=provider)
+            raise ProviderTechnicalError(
+                f"{provider} rate limit (429){f', retry after {wait}s' if wait else ''}", provider=provider
+            )
         if status >= 500:
             raise ProviderTechnicalError(f"{provider} answered {status}", provider=provider)
         if status in (401, 403):
@@ -113,8 +123,16 @@ def plain_text(value: Any) -> str:
 
 
 _AGO_RE = re.compile(r"^(\d+|an?|one)\s+(minute|min|hour|hr|day|week|month|year)s?\s+ago$", re.I)
-_UNIT_DAYS = {"minute": 1 / 1440, "min": 1 / 1440, "hour": 1 / 24, "hr": 1 / 24, "day": 1, "week": 7,
-              "month": 30, "year": 365}
+_UNIT_DAYS = {
+    "minute": 1 / 1440,
+    "min": 1 / 1440,
+    "hour": 1 / 24,
+    "hr": 1 / 24,
+    "day": 1,
+    "week": 7,
+    "month": 30,
+    "year": 365,
+}
 
 
 def parse_result_date(value: Any, now: datetime | None = None) -> datetime | None:
@@ -148,7 +166,7 @@ def parse_result_date(value: Any, now: datetime | None = None) -> datetime | Non
 
 
 def _rfc2822(text: str) -> datetime | None:
-    """"Wed, 04 Dec 2024 10:30:00 GMT" (Tavily's published_date)."""
+    """ "Wed, 04 Dec 2024 10:30:00 GMT" (Tavily's published_date)."""
     if "," not in text or ":" not in text:
         return None
     try:
@@ -168,8 +186,9 @@ def with_site_operators(text: str, include: list[str], exclude: list[str], *, ma
     return text
 
 
-def result_hits(items: Any, count: int, provider: str, *, url: str, title: str, snippet: str,
-                dates: tuple[str, ...]) -> list[tuple[dict, SearchHit]]:
+def result_hits(
+    items: Any, count: int, provider: str, *, url: str, title: str, snippet: str, dates: tuple[str, ...]
+) -> list[tuple[dict, SearchHit]]:
     """(item, hit) for each usable result: a dict with an http(s) URL under `url`; `dates` are the
     fields tried in order for a publication date. Ranks are 0-based over the kept results."""
     out: list[tuple[dict, SearchHit]] = []
@@ -180,6 +199,17 @@ def result_hits(items: Any, count: int, provider: str, *, url: str, title: str, 
         if not isinstance(link, str) or not link.startswith(("http://", "https://")):
             continue
         published = next((d for d in (parse_result_date(item.get(f)) for f in dates) if d), None)
-        out.append((item, SearchHit(url=link, title=plain_text(item.get(title)), snippet=plain_text(item.get(snippet)),
-                                    rank=len(out), provider=provider, published_at=published)))
+        out.append(
+            (
+                item,
+                SearchHit(
+                    url=link,
+                    title=plain_text(item.get(title)),
+                    snippet=plain_text(item.get(snippet)),
+                    rank=len(out),
+                    provider=provider,
+                    published_at=published,
+                ),
+            )
+        )
     return out
