@@ -9,6 +9,8 @@ import sys
 import orjson
 
 request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
+# A client's own id for the request (X-Client-Request-Id): logged beside ours, never trusted as a key.
+client_request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("client_request_id", default="")
 
 
 class JsonFormatter(logging.Formatter):
@@ -20,6 +22,9 @@ class JsonFormatter(logging.Formatter):
             "msg": record.getMessage(),
             "request_id": request_id_var.get(),
         }
+        client_id = client_request_id_var.get()
+        if client_id:
+            entry["client_request_id"] = client_id
         if record.exc_info:
             entry["exc"] = self.formatException(record.exc_info)
         return orjson.dumps(entry).decode()

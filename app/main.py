@@ -2,20 +2,32 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import secrets
 from contextlib import asynccontextmanager
 
+import orjson
 from fastapi import FastAPI
 
+from app.api.admission import Admission, AdmissionMiddleware
+from app.api.disconnect import CancelOnDisconnect
 from app.api.errors import install_error_handlers
+from app.api.inspect import router as inspect_router
+from app.api.keys import KeyRing
+from app.api.limits import BodyGuard
 from app.api.openapi import install_openapi
+from app.api.quota import QuotaHeaders, Quotas
 from app.api.routes import router
-from app.logs import configure_logging, request_id_var
+from app.errors import GroundingError
+from app.logs import client_request_id_var, configure_logging, request_id_var
 from app.metrics_export import install_http_metrics, mark_worker_dead
 from app.settings import Settings, get_settings
 from app.state import ServiceState
 
+log = logging.getLogger(__name__)
+# The routes whose POSTs cause answer work (and so are admitted, app/api/admission.py).
+ANSWER_PATHS = ("/v1/grounded-answers", "/v1/chat/completions", "/v1/responses", "/v1/context")
 _CLIENT_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 
 
@@ -25,7 +37,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
+        app.state.keyring = KeyRing(settings)  # before anything else: no keys and auth required = no start
         app.state.service = await ServiceState.build(settings)
+        app.state.quotas = Quotas(app.state.service.cache, settings.rate_limit_rpm, settings.daily_budget_usd)
         try:
             yield
         finally:
@@ -41,8 +55,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     install_error_handlers(app)
     app.include_router(router)
+    app.include_router(inspect_router)  # GET /inspect: the answer inspector (docs/INSPECTOR.md)
     install_openapi(app)
 
+    # An oversized or trickling body is refused before anything else reads it (auth included).
+    app.add_middleware(BodyGuard, max_bytes=settings.max_body_bytes, timeout_s=settings.body_read_timeout_s)
+    app.add_middleware(QuotaHeaders)
+    app.add_middleware(CancelOnDisconnect, paths=ANSWER_PATHS)  # a client gone = its upstream work stopped
+    # Overload: past GA_MAX_IN_FLIGHT answers a bounded, timed queue, then a 503 (before any work).
+    admission = Admission(settings.max_in_flight, settings.admission_queue, settings.admission_wait_s)
+    app.add_middleware(AdmissionMiddleware, admission=admission, paths=ANSWER_PATHS)
     app.add_middleware(RequestIdMiddleware)
     install_http_metrics(app)
 
@@ -50,8 +72,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
 
 class RequestIdMiddleware:
-    """Pure ASGI (no BaseHTTPMiddleware task hop): a client's own X-Request-Id is echoed when sane,
-    otherwise one is made; it rides in scope state for the handlers and in the logs' context."""
+    """Pure ASGI (no BaseHTTPMiddleware task hop). Every request gets an id made here (X-Request-Id,
+    the trace's key); a client's own id (X-Client-Request-Id, or X-Request-Id as older clients send)
+    is echoed as X-Client-Request-Id and logged, never used as a key. An error that escapes every
+    handler is logged with the request's id and answered in the OpenAI shape."""
 
     def __init__(self, app):
         self.app = app
@@ -59,23 +83,45 @@ class RequestIdMiddleware:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
-        client_id = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"x-request-id"), "")
-        rid = client_id if _CLIENT_ID.match(client_id) else "req_" + secrets.token_hex(12)
+        headers = dict(scope["headers"])
+        client_id = (headers.get(b"x-client-request-id") or headers.get(b"x-request-id") or b"").decode("latin-1")
+        client_id = client_id if _CLIENT_ID.match(client_id) else ""
+        rid = "req_" + secrets.token_hex(12)
         scope.setdefault("state", {})["request_id"] = rid
+        started = False
 
         async def send_with_id(message):
+            nonlocal started
             if message["type"] == "http.response.start":
-                headers = list(message.get("headers", []))
-                if not any(k.lower() == b"x-request-id" for k, _ in headers):
-                    headers.append((b"x-request-id", rid.encode("latin-1")))
-                message = {**message, "headers": headers}
+                started = True
+                out = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"x-request-id"]
+                out.append((b"x-request-id", rid.encode("latin-1")))
+                if client_id:
+                    out.append((b"x-client-request-id", client_id.encode("latin-1")))
+                message = {**message, "headers": out}
             await send(message)
 
         token = request_id_var.set(rid)
+        client_token = client_request_id_var.set(client_id)
         try:
             await self.app(scope, receive, send_with_id)
+        except Exception:
+            log.exception("unhandled error")
+            if not started:
+                body = orjson.dumps(
+                    GroundingError("internal error; the X-Request-Id identifies it in the logs").to_body()
+                )
+                await send_with_id(
+                    {
+                        "type": "http.response.start",
+                        "status": 500,
+                        "headers": [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))],
+                    }
+                )
+                await send_with_id({"type": "http.response.body", "body": body})
         finally:
             request_id_var.reset(token)
+            client_request_id_var.reset(client_token)
 
 
 def _app() -> FastAPI:

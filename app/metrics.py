@@ -55,6 +55,24 @@ REQUEST_SECONDS = Histogram(
 # --- spend by model (app/pipeline/context.py Cost.add_tokens, next to COST_USD kind="llm")
 LLM_COST_USD = Counter(PREFIX + "llm_cost_usd_total", "LLM spend in USD by model", ["model"])
 
+# --- upstream resilience (app/providers/retry.py, app/providers/breaker.py). `provider` is a
+# configured search provider or model name; `kind` is search | llm.
+CIRCUIT_STATE = Gauge(
+    PREFIX + "circuit_state",
+    "Circuit breaker state per upstream: 0 closed, 1 half-open, 2 open",
+    ["kind", "provider"],
+    multiprocess_mode="livemax",
+)
+CIRCUIT_REJECTIONS = Counter(
+    PREFIX + "circuit_rejections_total", "Calls failed fast by an open circuit", ["kind", "provider"]
+)
+UPSTREAM_RETRIES = Counter(
+    PREFIX + "upstream_retries_total",
+    "Upstream calls retried, by reason (timeout, connection, rate_limited, retry_after, server_error, bad_response)",
+    ["kind", "provider", "reason"],
+)
+FALLBACKS = Counter(PREFIX + "fallbacks_total", "Fallbacks used (search provider, model, extractive)", ["stage", "to"])
+
 
 @lru_cache(maxsize=4096)
 def labelled(metric, *values: str):
@@ -62,3 +80,13 @@ def labelled(metric, *values: str):
     and locks on every call, which shows on the answer-cache hit path. Label values are bounded, so
     the cache is too."""
     return metric.labels(*values)
+
+
+# --- admission control (app/api/admission.py)
+ADMISSION_QUEUED = Gauge(PREFIX + "admission_queued", "Answer requests waiting for a slot", multiprocess_mode="livesum")
+ADMISSION_REFUSED = Counter(
+    PREFIX + "admission_refused_total", "Answer requests refused with 503 (overload)", ["reason"]
+)
+CLIENT_DISCONNECTS = Counter(
+    PREFIX + "client_disconnects_total", "Answers cancelled because the client went away before the response"
+)

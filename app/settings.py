@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -19,9 +19,31 @@ class Settings(BaseSettings):
     # --- service
     host: str = "127.0.0.1"
     port: int = 8080
-    api_keys: CommaList = Field(default_factory=list, description="Bearer keys; empty = no auth")
+    # "required": the service refuses to start without a key; "disabled" must be said explicitly.
+    auth: Literal["required", "disabled"] = "required"
+    api_keys: CommaList = Field(default_factory=list, description="Bearer keys (plain; hashed on load)")
+    api_key_hashes: CommaList = Field(default_factory=list, description="SHA-256 hex digests of keys")
+    api_keys_file: Path | None = None  # `sha256:<hex> [name]` per line; re-read on change (revocation)
     public_model_name: str = "grounded-answer"
     log_level: str = "INFO"
+
+    # --- request limits (app/api/limits.py): what one request may cost before any work starts
+    max_body_bytes: int = 1_000_000  # 413 past this, counted while reading, before parsing or auth
+    body_read_timeout_s: float = 15.0  # the whole body must arrive within this (408 otherwise)
+    header_read_timeout_s: float = 10.0  # request line + headers, else the connection is closed (app/server.py)
+    max_messages: int = 100
+    max_request_chars: int = 32_000  # characters across all messages (a question is rarely 1,000)
+    max_output_tokens: int = 4_096  # max_tokens above this is lowered to it
+    trace_text_chars: int = 500  # question and answer text kept in a stored trace
+    # Admission control (app/api/admission.py): answers in flight per process, then a bounded wait.
+    max_in_flight: int = 64
+    admission_queue: int = 128  # requests allowed to wait for a slot; past it: 503 at once
+    admission_wait_s: float = 2.0  # longest wait for a slot before a 503 with Retry-After
+    # Per-key quotas (app/api/quota.py), counted in Redis across replicas; 0 = no limit.
+    rate_limit_rpm: int = 0  # answer requests per minute per key
+    daily_budget_usd: float = 0.0  # upstream spend per key per UTC day
+    # Byte budget of the in-process cache (GA_REDIS_URL unset): entries are evicted LRU-first past it.
+    memory_cache_max_bytes: int = 256 * 1024 * 1024
 
     # --- LLM (OpenAI-compatible). Unset base URL = embedded extractive composer + heuristics.
     llm_provider: str = (
@@ -35,6 +57,20 @@ class Settings(BaseSettings):
     llm_timeout_s: float = 30.0
     llm_connect_timeout_s: float = 5.0
     llm_max_retries: int = 1
+
+    # Upstream resilience (app/providers/retry.py, breaker.py; docs/OPERATIONS.md "Upstream resilience")
+    retry_max_attempts: int = 3  # attempts per upstream call (1 = no retry); the SDK's own retries are off
+    retry_base_delay_s: float = 0.2  # full-jitter backoff: uniform in [0, min(max, base * 2**retry)]
+    retry_max_delay_s: float = 2.0
+    breaker_enabled: bool = True
+    breaker_window_s: float = 30.0  # rolling window over which the failure rate is measured
+    breaker_min_calls: int = 10  # attempts in the window before the rate can open the circuit
+    breaker_failure_rate: float = 0.5  # share of technical failures that opens it
+    breaker_cooldown_s: float = 15.0  # open (failing fast) this long, then one half-open probe
+    readyz_model_probe_ttl_s: float = 10.0  # /readyz reuses a GET {llm_base_url}/models answer this long
+    readyz_model_probe_timeout_s: float = 2.0
+    llm_fallback_model: str | None = None  # tried after the composer model fails, then the extractive composer
+    llm_fallback_base_url: str | None = None  # its endpoint when not llm_base_url (same key)
 
     # --- search
     search_providers: CommaList = Field(default_factory=lambda: ["local"])
@@ -127,6 +163,7 @@ class Settings(BaseSettings):
 
     @field_validator(
         "api_keys",
+        "api_key_hashes",
         "search_providers",
         "fetch_allowed_ports",
         "fetch_allow_private",
@@ -146,6 +183,13 @@ class Settings(BaseSettings):
     ttl_news_s: int = 3600  # <= 30 days
     ttl_docs_s: int = 86400  # anything longer
     trace_ttl_s: int = 3600
+
+    # Responses API
+    responses_ttl_s: int = 3600  # how long GET /v1/responses/{id} finds a stored response (store: true)
+    responses_max_bytes: int = 2_000_000  # a larger response is answered but not stored
+
+    # Answer inspector
+    inspector_enabled: bool = True  # GET /inspect (app/api/inspect.py); false = 404
 
     def page_ttl(self, freshness_days: int | None) -> int:
         """How long a fetched page is served without revalidation: the same freshness classes."""

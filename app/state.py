@@ -9,10 +9,14 @@ import httpx
 
 from app.cache.singleflight import SingleFlight
 from app.fetch.base import Fetcher
+from app.providers.breaker import BreakerBoard, BreakerConfig
 from app.providers.cache.base import Cache, build_cache
-from app.providers.llm.base import ChatModel, build_chat_model
+from app.providers.llm.base import ChatModel
+from app.providers.llm.probe import ModelProbe
+from app.providers.llm.resilient import ResilientChatModel
 from app.providers.rerank.base import Reranker, build_named_reranker, build_reranker
 from app.providers.search.base import SearchProvider, build_search_provider
+from app.providers.search.guarded import GuardedSearch
 from app.settings import Settings
 from app.tokens import TokenCounter
 
@@ -45,23 +49,37 @@ class ServiceState:
     reranker: Reranker | None = None
     sentence_ranker: Reranker | None = None
     flights: SingleFlight = field(default_factory=SingleFlight)
+    # Upstream resilience: a circuit breaker per search provider and per model; the /readyz model probe.
+    breakers: BreakerBoard = field(default_factory=lambda: BreakerBoard(BreakerConfig()))
+    model_probe: ModelProbe | None = None
 
     @classmethod
     async def build(cls, settings: Settings) -> ServiceState:
         from app.fetch.fetcher import PageFetcher
 
         load_builtin_providers()
-        # Operator-configured upstreams (search APIs, the LLM) use this client; result URLs never do.
+        # Operator-configured upstreams (search APIs, the model probe) use this client; result URLs
+        # never do. Every request through it also passes its own timeout.
         http = httpx.AsyncClient(
-            timeout=httpx.Timeout(settings.search_timeout_s, connect=2.0),
+            timeout=httpx.Timeout(settings.search_timeout_s, connect=min(2.0, settings.search_timeout_s)),
             trust_env=False,
             headers={"User-Agent": f"{settings.user_agent} (+{settings.contact_url})"},
         )
-        search = [build_search_provider(name, settings, http) for name in settings.search_providers]
-        for provider in search:
+        breakers = BreakerBoard.from_settings(settings)
+        search: list[SearchProvider] = []
+        for name in settings.search_providers:
+            provider = build_search_provider(name, settings, http)
             opener = getattr(provider, "astart", None)  # optional async warm-up hook
             if opener is not None:
                 await opener()
+            if getattr(provider, "remote", True):
+                provider = GuardedSearch(provider, breakers.get("search", provider.name))
+            search.append(provider)
+        llm = ResilientChatModel.build(settings, breakers) if settings.llm_enabled else None
+        if llm is not None:
+            for model in dict.fromkeys([settings.planner_model, settings.composer_model, settings.llm_fallback_model]):
+                if model:
+                    breakers.get("llm", model)  # exported (closed) from the start, listed by /readyz
         return cls(
             settings=settings,
             http=http,
@@ -69,9 +87,11 @@ class ServiceState:
             search=search,
             cache=build_cache(settings),
             tokens=TokenCounter.for_settings(settings),
-            llm=build_chat_model(settings.llm_provider, settings) if settings.llm_enabled else None,
+            llm=llm,
             reranker=build_reranker(settings),
             sentence_ranker=build_named_reranker(settings.sentence_ranker, settings),
+            breakers=breakers,
+            model_probe=ModelProbe.from_settings(settings, http) if settings.llm_enabled else None,
         )
 
     async def aclose(self) -> None:

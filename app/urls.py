@@ -17,9 +17,25 @@ _TRACKING_PARAMS = frozenset(
 )
 
 
+def _hostname(url: str) -> str:
+    """The URL's host, lower-cased; "" for anything unparseable (an unclosed IPv6 bracket, a bad
+    port): URLs come from search engines and pages, i.e. from strangers, so this never raises."""
+    try:
+        return (urlsplit(url).hostname or "").lower()
+    except ValueError:
+        return ""
+
+
+def _port(parts) -> int | None:
+    try:
+        return parts.port
+    except ValueError:  # "port 65536", "port x": no valid URL has it
+        return None
+
+
 @lru_cache(maxsize=4096)
 def registrable_domain(url_or_host: str) -> str:
-    host = urlsplit(url_or_host).hostname if "://" in url_or_host else url_or_host
+    host = _hostname(url_or_host) if "://" in url_or_host else url_or_host
     host = (host or "").strip(".").lower()
     if not host:
         return ""
@@ -33,7 +49,7 @@ def registrable_domain(url_or_host: str) -> str:
 
 
 def host_of(url: str) -> str:
-    return (urlsplit(url).hostname or "").lower()
+    return _hostname(url)
 
 
 def domain_matches(host: str, domains: list[str]) -> bool:
@@ -50,7 +66,7 @@ def normalize_domain(value: str) -> str:
     """Accept 'example.com', 'https://www.example.com/path', '.example.com'."""
     value = value.strip().lower()
     if "://" in value:
-        value = urlsplit(value).hostname or ""
+        value = _hostname(value)
     value = value.split("/")[0].strip(".")
     return value[4:] if value.startswith("www.") else value
 
@@ -67,7 +83,8 @@ def normalize_url(url: str) -> str:
         host = host[4:]
     if host.startswith("amp."):
         host = host[4:]
-    port = parts.port if parts.port not in (None, 80, 443) else None
+    port = _port(parts)
+    port = port if port not in (None, 80, 443) else None
     netloc = f"{host}:{port}" if port else host
     path = parts.path or "/"
     for amp in ("/amp/", "/amp"):

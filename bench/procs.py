@@ -152,12 +152,15 @@ class ServiceProcess(_Proc):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {k: v for k, v in os.environ.items() if not k.startswith("GA_")}
-        env.update({"GA_LOG_LEVEL": "WARNING", **settings_env})
+        # The bench measures the answer path, not auth: a private trial, said explicitly.
+        env.update({"GA_LOG_LEVEL": "WARNING", "GA_AUTH": "disabled", **settings_env})
         cmd = [
             PYTHON,
             "-m",
             "uvicorn",
             "app.main:app",
+            "--http",
+            "app.server:HttpProtocol",
             "--host",
             "127.0.0.1",
             "--port",

@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from ._threaded import ThreadedUvicorn, free_port
+from .fault_proxy import FaultProxy as FaultProxy
+from .hostile_pages import add_hidden_text_page as add_hidden_text_page
 from .openai_chat import ChatRequest, OpenAIChatServer, error_body
 from .proxy import ForwardProxy, ProxiedRequest
 from .redis_server import RedisForTests, RedisUnavailable

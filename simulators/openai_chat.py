@@ -10,7 +10,9 @@ Endpoints: POST /v1/chat/completions (and /chat/completions), GET /v1/models (an
 A reply is a string, a dict, or a callable(body) returning either. Dict keys: content (str, or any
 JSON value: dumped), usage (partial dict: overrides the counted numbers), status + error (an error
 answer: error is a message or a full error dict), delay_s, chunk_delay_s, finish_reason, model,
-headers, chunks (explicit stream pieces), cut_after (stream: drop the connection after N pieces).
+headers, chunks (explicit stream pieces), cut_after (stream: drop the connection after N pieces),
+raw (a body sent as is, with status (default 200) and media_type: e.g. invalid JSON).
+`models_status` makes GET /models answer an error; `models_calls` counts its requests.
 Token counts are rough: whitespace-separated words.
 """
 
@@ -118,6 +120,8 @@ class OpenAIChatServer(ThreadedUvicorn):
             self.latency_s = 0.0
             self.chunk_delay_s = 0.0
             self.models = ["gpt-4o", "gpt-4o-mini"]
+            self.models_status = 200  # GET /models answers this (an error body when not 200)
+            self.models_calls = 0  # GET /models requests received
             self.unscripted = 0  # requests that found neither a queued reply nor a default
         self.requests.clear()
 
@@ -144,6 +148,11 @@ class OpenAIChatServer(ThreadedUvicorn):
     # --- endpoints -----------------------------------------------------------------------------
 
     async def _models(self, request: Request) -> Response:
+        with self._lock:
+            self.models_calls += 1
+            status = self.models_status
+        if status != 200:
+            return JSONResponse(error_body(status), status)
         return JSONResponse(
             {
                 "object": "list",
@@ -177,6 +186,14 @@ class OpenAIChatServer(ThreadedUvicorn):
         delay = latency + float(spec.get("delay_s", 0.0))
         if delay:
             await asyncio.sleep(delay)
+        if "raw" in spec:  # a body sent as is (e.g. b"{not json" with status 200: invalid JSON)
+            raw_body = spec["raw"]
+            return Response(
+                raw_body.encode() if isinstance(raw_body, str) else raw_body,
+                spec.get("status", 200),
+                headers=spec.get("headers"),
+                media_type=spec.get("media_type", "application/json"),
+            )
         if spec.get("status", 200) >= 400:
             status = spec["status"]
             err = spec.get("error")

@@ -25,6 +25,13 @@ def load_factory(spec: str | AppFactory) -> AppFactory:
     return getattr(importlib.import_module(module), attr or "create_app")
 
 
+def _protocol_for(settings: Any) -> Any:
+    """The production protocol (app/server.py), with this service's header deadline."""
+    from app.server import HttpProtocol
+
+    return type("HttpProtocol", (HttpProtocol,), {"header_timeout_s": settings.header_read_timeout_s})
+
+
 class ServiceServer(ThreadedUvicorn):
     def __init__(
         self,
@@ -42,15 +49,18 @@ class ServiceServer(ThreadedUvicorn):
             settings = Settings(**{"host": "127.0.0.1", "port": port, **overrides})
         elif overrides:
             settings = settings.model_copy(update=overrides)
+        if "auth" not in settings.model_fields_set and not (settings.api_keys or settings.api_key_hashes):
+            # A test service with no keys is a private trial: say so explicitly, as a user must.
+            settings = settings.model_copy(update={"auth": "disabled"})
         self.settings = settings
         self.app = load_factory(app_factory)(settings)
-        # The same protocol and loop choices as `uvicorn app.main:app` in production.
+        # The same protocol and loop choices as production (`uvicorn app.main:app --http app.server:HttpProtocol`).
         super().__init__(
             self.app,
             [sock],
             lifespan="on",
             name="service",
             graceful_timeout_s=graceful_timeout_s,
-            http="auto",
+            http=_protocol_for(settings),
             loop="auto",
         )

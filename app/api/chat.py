@@ -3,18 +3,18 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
 from app import metrics
+from app.api.limits import enforce_chat_limits
 from app.api.protocol import IGNORABLE_PARAMS, ChatCompletionRequest
 from app.api.render import build_body, build_trace, headers_for
 from app.api.sse import stream_chunks
-from app.api.traces import link_trace
+from app.api.traces import link_trace, store_trace
 from app.cache import answer_cache
 from app.pipeline.context import Options, RunContext
 from app.pipeline.orchestrator import new_context, run_pipeline
@@ -23,6 +23,18 @@ from app.pipeline.result import PipelineResult
 from app.state import ServiceState
 
 SAMPLING_PARAMS = ("temperature", "top_p", "seed", "stop")
+# Citation markers of an earlier answer ([1], [2, 3], [1-2], [S4]): they pointed at that answer's
+# sources, so they are removed before the conversation reaches the pipeline and never become evidence.
+_MARKERS = re.compile(r"\s*\[(?:S?\d+(?:\s*[,\u2013-]\s*S?\d+)*)\]")
+
+
+def conversation(req: ChatCompletionRequest) -> list[tuple[str, str]]:
+    """(role, text) turns, oldest first; earlier assistant answers without their citation markers."""
+    return [
+        (m.role, _MARKERS.sub("", m.text()) if m.role == "assistant" else m.text())
+        for m in req.messages
+        if m.role in ("user", "assistant", "system", "developer")
+    ]
 
 
 @dataclass
@@ -45,6 +57,7 @@ async def serve_chat(
     req: ChatCompletionRequest, state: ServiceState, request_id: str, route: str
 ) -> ChatResult | ChatStream:
     settings = state.settings
+    enforce_chat_limits(req, settings)
     options = Options.resolve(
         req.grounding,
         settings,
@@ -58,7 +71,7 @@ async def serve_chat(
     ctx.ignored_params = sorted(
         set(req.ignored_extras()) | {p for p in IGNORABLE_PARAMS if p in (req.model_extra or {})}
     )
-    turns = [(m.role, m.text()) for m in req.messages if m.role in ("user", "assistant", "system", "developer")]
+    turns = conversation(req)
     model = req.model or settings.public_model_name
 
     async def answer() -> tuple[dict[str, Any], dict[str, str]]:
@@ -67,8 +80,8 @@ async def serve_chat(
             ctx.ignored_params = sorted(
                 set(ctx.ignored_params) | {p for p in SAMPLING_PARAMS if getattr(req, p) is not None}
             )
-        body = build_body(result, model, request_id)
-        await state.cache.set(f"trace:{request_id}", orjson.dumps(build_trace(result, body)), settings.trace_ttl_s)
+        body = build_body(result, model, request_id, turns)
+        await store_trace(request_id, build_trace(result, body), state)
         return body, _versions(result)
 
     metrics.IN_FLIGHT.inc()
@@ -77,6 +90,11 @@ async def serve_chat(
     finally:
         metrics.IN_FLIGHT.dec()
     body["model"] = model
+    # This request's parameters, also when the answer is another request's (cache hit, coalesced).
+    ignored = set(ctx.ignored_params)
+    if body["grounding"]["composer"].startswith("extractive"):
+        ignored |= {p for p in SAMPLING_PARAMS if getattr(req, p) is not None}
+    body["grounding"]["ignored_params"] = sorted(ignored)
     headers = headers_for(body, request_id)
     metrics.labelled(metrics.REQUESTS, route, "200", body["grounding"]["status"]).inc()
     if req.stream:

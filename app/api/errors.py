@@ -19,6 +19,9 @@ def _response(exc: GroundingError, request: Request) -> JSONResponse:
     rid = getattr(request.state, "request_id", None)
     if rid:
         headers["X-Request-Id"] = rid
+    retry_after = getattr(exc, "retry_after_s", None)
+    if retry_after:
+        headers["Retry-After"] = str(retry_after)
     return JSONResponse(exc.to_body(), status_code=exc.status_code, headers=headers)
 
 

@@ -1,4 +1,5 @@
-"""The OpenAPI document, with the chat request schema the answer routes parse themselves."""
+"""The OpenAPI document, with the request schemas the answer routes parse themselves and the SSE
+event schemas; /docs and /redoc served offline (app/api/docs_assets.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from pydantic import BaseModel
 
-from app.api.protocol import ChatCompletionChunk, ChatCompletionRequest
+from app.api.docs_assets import install_offline_docs
+from app.api.protocol import ChatCompletionChunk, ChatCompletionRequest, ResponsesRequest, ResponseStreamEvent
 
 
 def _publish(components: dict[str, Any], model: type[BaseModel], mode: Literal["validation", "serialization"]) -> None:
@@ -26,7 +28,10 @@ def install_openapi(app: FastAPI) -> None:
         components = schema.setdefault("components", {}).setdefault("schemas", {})
         _publish(components, ChatCompletionRequest, "validation")
         _publish(components, ChatCompletionChunk, "serialization")  # the text/event-stream 200's events
+        _publish(components, ResponsesRequest, "validation")
+        _publish(components, ResponseStreamEvent, "serialization")  # POST /v1/responses' stream events
         app.openapi_schema = schema
         return schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+    install_offline_docs(app)  # /docs and /redoc with assets served from a package, no CDN

@@ -20,7 +20,10 @@ from app.api.protocol import (
     ContextResponse,
     ErrorResponse,
     ModelList,
+    ResponseObject,
+    ResponsesRequest,
 )
+from app.api.responses import ResponseResult, get_response, key_scope, serve_response
 from app.api.traces import load_trace
 from app.errors import NotFound
 from app.metrics_export import render_metrics
@@ -112,6 +115,81 @@ async def chat_completions(request: Request) -> Response:
     return await _chat(request, "chat-completions")
 
 
+# With `stream: true` the 200 is a text/event-stream of Responses events (`event: <type>` and
+# `data: <json>`); app/api/openapi.py publishes the ResponseStreamEvent schema in the components.
+RESPONSES_RESPONSES: Responses = {
+    **ERROR_RESPONSES,
+    404: {"model": ErrorResponse, "description": "previous_response_id not found for this API key"},
+    200: {
+        "description": "A response; with stream: true, server-sent Responses events (response.created … "
+        "response.completed, response.incomplete or response.failed)",
+        "content": {
+            "text/event-stream": {
+                "itemSchema": {
+                    "type": "object",
+                    "required": ["event", "data"],
+                    "properties": {
+                        "event": {"type": "string"},
+                        "data": {
+                            "type": "string",
+                            "contentMediaType": "application/json",
+                            "contentSchema": {"$ref": "#/components/schemas/ResponseStreamEvent"},
+                        },
+                    },
+                }
+            }
+        },
+    },
+}
+RESPONSES_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ResponsesRequest"}}},
+    }
+}
+
+
+def _scope(request: Request) -> str:
+    return key_scope(getattr(request.state, "caller", None), request.headers.get("authorization"))
+
+
+@router.post(
+    "/v1/responses",
+    response_model=ResponseObject,
+    responses=RESPONSES_RESPONSES,
+    openapi_extra=RESPONSES_BODY,
+    summary="The Responses API: the same grounded answer as a `response` (output_text with url_citation)",
+)
+async def responses(request: Request) -> Response:
+    call = await api_call(request)
+    try:
+        body = ResponsesRequest.model_validate_json(await request.body())
+    except ValidationError as exc:
+        raise RequestValidationError(exc.errors()) from None
+    result = await serve_response(body, call.state, call.request_id, _scope(request))
+    if isinstance(result, ResponseResult):
+        return Response(orjson.dumps(result.body), media_type="application/json", headers=result.headers)
+    return StreamingResponse(
+        result.events, media_type="text/event-stream", headers={**result.headers, "Cache-Control": "no-cache"}
+    )
+
+
+@router.get(
+    "/v1/responses/{response_id}",
+    response_model=ResponseObject,
+    responses={
+        401: ERROR_RESPONSES[401],
+        404: {"model": ErrorResponse, "description": "No stored response with this id for this API key"},
+        **OTHER_4XX,
+    },
+    summary="A stored response (store: true), for GA_RESPONSES_TTL_S, to the API key that made it",
+)
+async def retrieve_response(response_id: str, request: Request) -> Response:
+    call = await api_call(request)
+    body = await get_response(response_id, _scope(request), call.state)
+    return Response(orjson.dumps(body), media_type="application/json")
+
+
 @router.post(
     "/v1/context",
     response_model=ContextResponse,
@@ -147,11 +225,37 @@ async def models(state: ServiceState = Depends(get_state)) -> dict[str, Any]:
         **OTHER_4XX,
     },
 )
-async def trace(trace_id: str, state: ServiceState = Depends(get_state)) -> Response:
-    trace = await load_trace(trace_id, state)
+async def trace(trace_id: str, request: Request, state: ServiceState = Depends(get_state)) -> Response:
+    trace = await load_trace(trace_id, state, request.state.caller)
     if trace is None:
         raise NotFound(f"no trace for request {trace_id!r} (expired or never recorded)", param="trace_id")
     return Response(orjson.dumps(trace), media_type="application/json")
+
+
+SUPPORTED_ROUTES = (
+    "POST /v1/chat/completions",
+    "POST /v1/grounded-answers",
+    "POST /v1/responses",
+    "GET /v1/responses/{response_id}",
+    "POST /v1/context",
+    "GET /v1/models",
+    "GET /v1/traces/{request_id}",
+)
+
+
+@router.api_route(
+    "/v1/{path:path}",
+    methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
+    include_in_schema=False,
+)
+async def unsupported(path: str, request: Request) -> Response:
+    """Any other OpenAI route (/v1/completions, /v1/embeddings, /v1/images/…, /v1/audio/…, /v1/files,
+    …): 404 in OpenAI's shape, naming what this service supports."""
+    raise NotFound(
+        f"{request.method} /v1/{path} is not supported by the grounded-answer service; "
+        f"supported: {', '.join(SUPPORTED_ROUTES)}",
+        param="path",
+    )
 
 
 @router.get("/healthz")
@@ -161,21 +265,39 @@ async def healthz() -> dict[str, Any]:
 
 @router.get("/readyz")
 async def readyz(state: ServiceState = Depends(get_state)) -> JSONResponse:
-    checks = {
+    """Ready when search providers are built and, with a model configured, its endpoint answers
+    (GET {base}/models, cached GA_READYZ_MODEL_PROBE_TTL_S). 503 names the failing part in `failing`.
+    Circuit-breaker states are listed; an open circuit or a down Redis degrades answers (fallbacks,
+    abstentions) but does not make the service unready."""
+    checks: dict[str, Any] = {
         "search_providers": [p.name for p in state.search],
         "llm": state.settings.llm_enabled,
         "cache": state.cache.name,
     }
-    cache_ok = await state.cache.ping()
-    checks["cache_ok"] = cache_ok
-    # Redis down degrades (no cache) but does not make the service unready.
-    ready = bool(state.search)
+    checks["cache_ok"] = await state.cache.ping()
+    failing = [] if state.search else ["search_providers"]
+    if state.model_probe is not None:
+        model = await state.model_probe.check()
+        checks["model"] = model
+        if not model["ok"]:
+            failing.append("model")
+    else:
+        checks["model"] = {"ok": True, "skipped": "no model configured (extractive composer)"}
+    checks["circuits"] = state.breakers.snapshot()
+    ready = not failing
     return JSONResponse(
-        {"status": "ready" if ready else "not_ready", "checks": checks}, status_code=200 if ready else 503
+        {"status": "ready" if ready else "not_ready", "failing": failing, "checks": checks},
+        status_code=200 if ready else 503,
     )
 
 
-@router.get("/metrics")
+@router.get(
+    "/metrics",
+    response_class=Response,
+    responses={
+        200: {"description": "Prometheus text exposition", "content": {"text/plain": {"schema": {"type": "string"}}}}
+    },
+)
 async def metrics_endpoint() -> Response:
     body, content_type = render_metrics()
     return Response(body, media_type=content_type)

@@ -11,7 +11,8 @@ import orjson
 
 async def stream_chunks(body: dict[str, Any], include_usage: bool) -> AsyncIterator[bytes]:
     """Stream after verification: the content is final, sent sentence by sentence; the last
-    chunk carries citations and grounding."""
+    content chunk carries finish_reason, annotations, citations and grounding, then the usage
+    chunk when asked, then [DONE]."""
     base = {"id": body["id"], "object": "chat.completion.chunk", "created": body["created"], "model": body["model"]}
 
     def event(payload: dict[str, Any]) -> bytes:
@@ -21,19 +22,17 @@ async def stream_chunks(body: dict[str, Any], include_usage: bool) -> AsyncItera
     yield event(
         {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}
     )
-    content = message["content"]
-    pieces = _pieces(content)
-    for piece in pieces:
+    parts = pieces(message["content"])
+    for piece in parts[:-1]:
         yield event({**base, "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]})
+    # The last content chunk carries finish_reason, the annotations, citations and grounding; the
+    # usage chunk (when asked) and [DONE] follow it.
+    last: dict[str, Any] = {"content": parts[-1]} if parts else {}
+    if message["annotations"]:
+        last["annotations"] = message["annotations"]
     final = {
         **base,
-        "choices": [
-            {
-                "index": 0,
-                "delta": {"annotations": message["annotations"]} if message["annotations"] else {},
-                "finish_reason": body["choices"][0]["finish_reason"],
-            }
-        ],
+        "choices": [{"index": 0, "delta": last, "finish_reason": body["choices"][0]["finish_reason"]}],
         "citations": body["citations"],
         "grounding": body["grounding"],
     }
@@ -43,7 +42,7 @@ async def stream_chunks(body: dict[str, Any], include_usage: bool) -> AsyncItera
     yield b"data: [DONE]\n\n"
 
 
-def _pieces(content: str) -> list[str]:
+def pieces(content: str) -> list[str]:
     """Sentence-sized pieces whose concatenation is exactly `content`."""
     parts = re.split(r"(?<=[.!?]) ", content)
     return [p + " " for p in parts[:-1]] + [parts[-1]] if content else []

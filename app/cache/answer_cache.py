@@ -8,6 +8,7 @@ cache still holds those same versions — a page that changed invalidates every 
 from __future__ import annotations
 
 import hashlib
+import json
 
 import orjson
 
@@ -41,10 +42,11 @@ MIN_CACHEABLE_FRESHNESS_DAYS = 3  # live data (prices, status: a window of 1-2 d
 def answer_key(turns: list[tuple[str, str]], options, settings) -> str:
     convo = [(r, " ".join(t.lower().split())) for r, t in turns]
     opts = {k: getattr(options, k) for k in _KEY_OPTIONS}
-    material = orjson.dumps(
-        [convo, opts, settings.composer_model if settings.llm_enabled else "extractive", settings.search_providers],
-        option=orjson.OPT_SORT_KEYS,
-    )
+    key = [convo, opts, settings.composer_model if settings.llm_enabled else "extractive", settings.search_providers]
+    try:
+        material = orjson.dumps(key, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # an integer past 64 bits in an option: the stdlib encoder takes any int
+        material = json.dumps(key, sort_keys=True, default=str).encode()
     return "answer:" + hashlib.sha256(material).hexdigest()
 
 

@@ -4,8 +4,9 @@ The walker records, for every element, its parent, its pre-order span and a clas
 article/content-like names, -1 for comment/sidebar/share-like names). Text is collected into the
 innermost block-level element (paragraph, heading, list item, ...), so inline markup does not split
 paragraphs. Link text is counted per block for link density. Scripts, styles, forms controls and
-hidden elements (``hidden``, ``aria-hidden="true"``, inline ``display:none`` / ``visibility:hidden``)
-are skipped; comments never reach the text.
+hidden elements (attributes, inline styles, classes and the page's own <style> rules: see
+app/extract/hidden.py) are removed first; comments never reach the text; invisible characters
+(zero-width, bidi controls, tag characters) are stripped from every block.
 """
 
 from __future__ import annotations
@@ -15,6 +16,15 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from selectolax.lexbor import LexborNode
+
+from app.extract.hidden import (
+    HIDDEN_CLASS_SELECTOR,
+    class_hiding_reason,
+    drop_closed_details,
+    drop_stylesheet_hidden,
+    inline_hiding_reason,
+)
+from app.extract.text_clean import strip_invisible
 
 SKIP_TAGS = frozenset(
     {
@@ -129,7 +139,6 @@ _STRONG_NEGATIVE_RE = re.compile(
     r"|respond|reply|trending|popular|most-read|mostread|read-next|more-stories"
 )
 _POSITIVE_RE = re.compile(r"article|content|entry|post|story|body|main|text|blog|prose|rich-?text|paragraph")
-_HIDDEN_STYLE_RE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 
 
 @dataclass(slots=True)
@@ -203,27 +212,37 @@ def _name_hint(names: str) -> int:
 
 
 def _is_hidden(attrs: dict[str, str | None]) -> bool:
-    if "hidden" in attrs or attrs.get("aria-hidden") == "true":
+    if "hidden" in attrs:
         return True
-    style = attrs.get("style")
-    return bool(style and _HIDDEN_STYLE_RE.search(style))
+    aria = attrs.get("aria-hidden")
+    if aria is not None and aria.strip().lower() == "true":
+        return True
+    return bool(inline_hiding_reason(attrs.get("style")) or class_hiding_reason(attrs.get("class")))
 
 
-# Removed in C before the walk: cheaper than testing every element in Python.
+# Removed in C before the walk: cheaper than testing every element in Python. Elements with a
+# style attribute or a hiding class are then judged in Python (app/extract/hidden.py).
 _JUNK_SELECTOR = ",".join(sorted(SKIP_TAGS - {"head", "title", "meta", "link"})) + (
-    ',[hidden],[aria-hidden="true"],[style*="none" i],[style*="hidden" i]'
+    ",[hidden],[aria-hidden],[style],details:not([open])," + HIDDEN_CLASS_SELECTOR
 )
 
 
 def drop_junk(body: LexborNode) -> None:
-    """Remove scripts, styles, navigation, form controls and hidden elements from the tree."""
+    """Remove scripts, styles, navigation, form controls and hidden elements from the tree: hidden by
+    attribute, by inline style, by a class, by the page's own <style> rules, or inside a closed
+    <details> (see app/extract/hidden.py)."""
+    root = body.parent if body.parent is not None else body
+    drop_stylesheet_hidden(root, body)  # before the <style> elements in the body are removed
     for node in body.css(_JUNK_SELECTOR):
-        if node.tag in SKIP_TAGS:
+        tag = node.tag
+        if tag in SKIP_TAGS:
             node.decompose()
             continue
         attrs = node.attributes
         if _is_hidden(attrs):
             node.decompose()
+        elif tag == "details" and "open" not in attrs:
+            drop_closed_details(node)
 
 
 def build_tree(body: LexborNode) -> PageTree:
@@ -246,7 +265,7 @@ def _enter(tree: PageTree, parent: int, tag: str, hint: int) -> int:
 
 
 def _flush(tree: PageTree, buf: _Buffer) -> None:
-    text = " ".join("".join(buf.parts).split())
+    text = " ".join(strip_invisible("".join(buf.parts)).split())
     if text:
         tree.all_chars += len(text)
         tree.blocks.append(RawBlock(buf.owner, buf.kind, buf.level, text, buf.link_chars))

@@ -178,6 +178,7 @@ class AddressPolicy:
 
     def __init__(self, allow_private: Iterable[str] = ()):
         self._hosts: set[str] = set()
+        self._hosts_file_names: frozenset[str] | None = None  # read on first use
         self._networks: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
         for entry in allow_private:
             entry = entry.strip()
@@ -190,6 +191,15 @@ class AddressPolicy:
 
     def host_exempt(self, host: str) -> bool:
         return normalize_host(host) in self._hosts
+
+    def check_name(self, host: str) -> AddressVerdict:
+        """Proxy mode: names are resolved by the proxy, so internal-looking names are refused here."""
+        if self.host_exempt(host):
+            return AddressVerdict(True)
+        if self._hosts_file_names is None:
+            self._hosts_file_names = _hosts_file_names()
+        why = local_name_reason(host, self._hosts_file_names)
+        return AddressVerdict(why is None, why or "")
 
     def check_address(self, ip: IPAddress, *, host: str = "") -> AddressVerdict:
         if ip in CLOUD_METADATA:
@@ -213,6 +223,38 @@ class AddressPolicy:
             if not verdict.allowed:
                 return verdict
         return AddressVerdict(True)
+
+
+# Names that only mean something inside a network (RFC 6761/6762/8375 and common intranet suffixes).
+# In proxy mode the proxy resolves names, so these are refused by name: a forward proxy inside the
+# operator's network would otherwise resolve them to internal services.
+LOCAL_NAME_SUFFIXES = (".localhost", ".local", ".internal", ".lan", ".home.arpa", ".intranet", ".corp", ".localdomain")
+HOSTS_FILE = "/etc/hosts"
+
+
+def _hosts_file_names(path: str = HOSTS_FILE) -> frozenset[str]:
+    """Every name the machine's hosts file maps: by definition names of this machine's network."""
+    names: set[str] = set()
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                fields = line.split("#", 1)[0].split()
+                names.update(normalize_host(n) for n in fields[1:])
+    except OSError:
+        pass
+    return frozenset(names)
+
+
+def local_name_reason(host: str, hosts_file_names: frozenset[str]) -> str | None:
+    """Why a host *name* is internal without resolving it, or None."""
+    name = normalize_host(host)
+    if name == "localhost" or name.endswith(LOCAL_NAME_SUFFIXES):
+        return f"{name!r} is a local name"
+    if "." not in name:
+        return f"{name!r} is a single-label (intranet) name"
+    if name in hosts_file_names:
+        return f"{name!r} is in {HOSTS_FILE}"
+    return None
 
 
 def normalize_host(host: str) -> str:

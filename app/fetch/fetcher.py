@@ -260,6 +260,10 @@ class PageFetcher:
         host = parsed.raw_host.decode("ascii")
         if not host:
             raise _Refused(FetchReason.blocked_scheme, "URL has no host")
+        if parsed.userinfo:
+            # httpx would send them as Basic auth (to the proxy's target too): a page from a search
+            # result has no business carrying credentials.
+            raise _Refused(FetchReason.blocked_scheme, "URL carries credentials (user:password@)")
         port = parsed.port or _DEFAULT_PORTS[parsed.scheme]
         if port not in self._allowed_ports:
             raise _Refused(FetchReason.blocked_port, f"port {port}")
@@ -277,6 +281,9 @@ class PageFetcher:
                 raise _Refused(FetchReason.blocked_address, verdict.detail)
             return _Hop(parsed, host, port, None if self._proxy else (str(literal),))
         if self._proxy:
+            verdict = self._policy.check_name(host)
+            if not verdict.allowed:
+                raise _Refused(FetchReason.blocked_address, verdict.detail)
             return _Hop(parsed, host, port, None)  # name resolution is the proxy's job
         if normalize_host(host) in resolved:
             return _Hop(parsed, host, port, resolved[normalize_host(host)])

@@ -27,6 +27,32 @@ from app.language.text import YEAR, split_sentences, terms
 from app.language.values import find_values
 from app.providers.rerank.base import Reranker
 
+# Tuning numbers of the lexical scorer. The learned scorer's weights (answerability_weights.json) were
+# fitted on the dev split over features computed with these values: change one, refit the weights
+# (python -m eval.train_answerability) and re-run the evaluation.
+MAX_CANDIDATES = 12  # candidate sentences returned, best first (the extractive composer quotes at most 3)
+UNTYPED_WEIGHT = 0.45  # a relevant sentence not of the asked kind counts this share of a typed one
+CONTEXT_WEIGHT = 0.5  # a question term found only in the title/section counts this share of one in the sentence
+ANCHOR_PENALTY = 0.5  # score multiplier for a passage lacking a name/version/year the question holds
+TITLE_ONLY_RELEVANCE = 0.5  # relevance multiplier for a sentence on topic only through its title
+UNSEEN_TERM_DF = 0.5  # document frequency assumed for a question term no sentence holds: keeps its IDF finite
+PASSAGE_TIE_BREAK = 0.02  # per unit of passage score: between equal sentences the better passage wins
+POSITION_TIE_BREAK = 0.005  # per sentence index: between equal sentences the earlier one wins
+PASSAGE_SCORE_CAP = 2.0  # the "passage_score" feature saturates here (scaled to 0..1)
+LENGTH_NORM_CHARS = 300  # the "length" feature saturates at a sentence this long
+QUESTION_TERMS_NORM = 10  # the "question_terms" feature saturates at a question with this many terms
+KIND_CHECK_TOP = 5  # "kind_absent_in_top": none of this many best candidates is of the asked kind
+BRIDGE_POOL = 8  # multi-hop pairs are sought among this many best sentences (pairs grow quadratically)
+BRIDGE_DISCOUNT = 0.95  # a pair's score is discounted by this: two sentences must beat the best single one clearly
+BRIDGE_SECOND_SHARE = 0.99  # the pair's second sentence ranks just under its first, above every other
+DEFINITION_HEAD_WORDS = 10  # a defining sentence names its subject within its first this-many words
+MIN_QUOTABLE_CHARS = 25  # shorter: a fragment or label, not a statement
+MAX_QUOTABLE_CHARS = 600  # longer: a run-on block, not one statement to quote
+MAX_CAPS_SHARE = 0.6  # letters at least this share upper-case: an ALL-CAPS heading
+LOGIT_CLAMP = 30.0  # |z| bound before exp() (no overflow); the sigmoid is 0 or 1 to 13 digits there
+SCORE_DIGITS = 4  # scores are rounded to this many decimals (readable traces, stable ties)
+RELEVANCE_DIGITS = 3  # relevance is rounded to this many decimals
+
 # Value kinds a parser checks, and the Value kinds that satisfy each.
 _VALUE_KINDS: dict[AskedKind, tuple[str, ...]] = {
     AskedKind.price: ("price",),
@@ -126,7 +152,7 @@ def typed_match(question: QuestionAnalysis, sentence: str) -> bool:
     if kind is AskedKind.how_to:
         return bool(_CODE.search(sentence))
     if kind is AskedKind.definition:
-        head = set(terms(" ".join(sentence.split()[:10])))
+        head = set(terms(" ".join(sentence.split()[:DEFINITION_HEAD_WORDS])))
         return bool(_DEFINES.search(sentence)) and (
             not question.subject or any(covered(s, head) for s in question.subject)
         )
@@ -149,12 +175,12 @@ def quotable(sentence: str) -> bool:
     """A sentence that states something on its own: not a heading, question, lead-in, signature,
     margin note or page furniture."""
     s = sentence.strip()
-    if len(s) < 25 or len(s) > 600 or _UNQUOTABLE.search(s):
+    if len(s) < MIN_QUOTABLE_CHARS or len(s) > MAX_QUOTABLE_CHARS or _UNQUOTABLE.search(s):
         return False
     if s.startswith("(") and s.rstrip(".").endswith(")"):
         return False
     letters = [c for c in s if c.isalpha()]
-    return not letters or sum(c.isupper() for c in letters) / len(letters) < 0.6  # ALL-CAPS headings
+    return not letters or sum(c.isupper() for c in letters) / len(letters) < MAX_CAPS_SHARE
 
 
 # What the learned scorer weighs, per candidate sentence (see LearnedAnswerability).
@@ -210,13 +236,13 @@ class LexicalAnswerability:
     """Question-type matching over IDF-weighted term coverage (see module docstring)."""
 
     name = "lexical"
-    keep = 12  # candidates returned
+    keep = MAX_CANDIDATES  # candidates returned (training raises it to see them all)
 
     def __init__(
         self,
-        untyped_weight: float = 0.45,
-        context_weight: float = 0.5,
-        anchor_penalty: float = 0.5,
+        untyped_weight: float = UNTYPED_WEIGHT,
+        context_weight: float = CONTEXT_WEIGHT,
+        anchor_penalty: float = ANCHOR_PENALTY,
         ranker: Reranker | None = None,
     ):
         self.ranker = ranker  # feeds the "similarity" feature (0 without one)
@@ -255,7 +281,7 @@ class LexicalAnswerability:
         if not rows:
             return Answerability(0.0, ["no_quotable_sentence"])
         n = len(rows)
-        idf = {t: math.log(1 + n / (df[t] or 0.5)) for t in q}
+        idf = {t: math.log(1 + n / (df[t] or UNSEEN_TERM_DF)) for t in q}
         total = sum(idf.values())
         matches: list[SentenceMatch] = []
         asks_value = float(question.asks_value)
@@ -269,12 +295,14 @@ class LexicalAnswerability:
                 continue  # shares no term with the question, even through its title: no candidate
             relevance = found / total
             if not st & q:
-                relevance *= 0.5  # on topic only through its title
+                relevance *= TITLE_ONLY_RELEVANCE  # on topic only through its title
             typed = typed_match(question, f"{lead} {sentence}" if lead else sentence)
             score = relevance * (1.0 if typed else self.untyped_weight)
             if not anchors_ok:
                 score *= self.anchor_penalty
-            score += 0.02 * ev.score - 0.005 * pos  # tie-breaks: the better passage, the earlier sentence
+            score += (
+                PASSAGE_TIE_BREAK * ev.score - POSITION_TIE_BREAK * pos
+            )  # tie-breaks: the better passage, the earlier sentence
             held = frozenset(t for t in q if covered(t, st) or covered(t, context))
             features = (
                 relevance,
@@ -283,13 +311,13 @@ class LexicalAnswerability:
                 float(typed),
                 float(anchors_ok),
                 1 / (1 + pos),
-                min(2.0, max(0.0, ev.score)) / 2,
+                min(PASSAGE_SCORE_CAP, max(0.0, ev.score)) / PASSAGE_SCORE_CAP,
                 float(any(c.isdigit() for c in sentence)),
                 float(bool(lead)),
-                min(1.0, len(sentence) / 300),
+                min(1.0, len(sentence) / LENGTH_NORM_CHARS),
                 float(typed) * asks_value,
                 float(typed) * how_to,
-                min(1.0, len(q) / 10),
+                min(1.0, len(q) / QUESTION_TERMS_NORM),
                 max(0.0, score),
                 _novelty(question, sentence),
                 _share(subject, set(terms(lead))) if lead else 0.0,
@@ -301,7 +329,16 @@ class LexicalAnswerability:
             )
             matches.append(
                 SentenceMatch(
-                    ev, sentence, pos, round(relevance, 3), typed, 0.0, held, frozenset(st), lead, features=features
+                    ev,
+                    sentence,
+                    pos,
+                    round(relevance, RELEVANCE_DIGITS),
+                    typed,
+                    0.0,
+                    held,
+                    frozenset(st),
+                    lead,
+                    features=features,
                 )
             )
         if not matches:
@@ -310,7 +347,7 @@ class LexicalAnswerability:
         sims = self.ranker.score(question.text, [m.quoted for m in matches]) if self.ranker else [0.0] * len(matches)
         for m, sim in zip(matches, sims):
             m.features = (*m.features[:-2], m.relevance / top_relevance, sim)
-            m.score = round(self.sentence_score(m.features), 4)
+            m.score = round(self.sentence_score(m.features), SCORE_DIGITS)
         matches.sort(key=lambda m: -m.score)
         matches = self._bridged(matches, q, idf, total)
         top_score = matches[0].score
@@ -319,7 +356,7 @@ class LexicalAnswerability:
         best = max(matches, key=lambda m: m.score)
         if not best.typed:
             reasons.append(f"no_sentence_of_kind ({question.kind.value})")
-        if not any(m.typed for m in matches[:5]) and question.kind is not AskedKind.other:
+        if not any(m.typed for m in matches[:KIND_CHECK_TOP]) and question.kind is not AskedKind.other:
             reasons.append(f"kind_absent_in_top ({question.kind.value})")
         missing = [
             a
@@ -329,7 +366,7 @@ class LexicalAnswerability:
         if missing:
             reasons.append(f"anchors_missing ({', '.join(missing)})")
         reasons.append(f"best_relevance={best.relevance}")
-        return Answerability(round(min(1.0, top_score), 4), reasons, matches[: self.keep])
+        return Answerability(round(min(1.0, top_score), SCORE_DIGITS), reasons, matches[: self.keep])
 
     def sentence_score(self, features: tuple[float, ...]) -> float:
         """The hand-set score: relevance × type match × anchors, with tie-breaks (lexical_score)."""
@@ -342,7 +379,7 @@ class LexicalAnswerability:
         "Nimbus Devices is headquartered in Tampere") answer together what neither answers alone.
         The pair is scored on the union of the question terms they hold; it leads when it beats the
         best single sentence."""
-        top = matches[:8]
+        top = matches[:BRIDGE_POOL]
         best_pair, best_score = None, matches[0].score if matches else 0.0
         for i, a in enumerate(top):
             for b in top[i + 1 :]:
@@ -358,7 +395,7 @@ class LexicalAnswerability:
                 joined[FEATURES.index("anchors_ok")] = max(a.features[_ANCHORS], b.features[_ANCHORS])
                 joined[FEATURES.index("typed")] = float(a.typed or b.typed)
                 joined[LEXICAL] = union * (1.0 if (a.typed or b.typed) else self.untyped_weight)
-                score = self.sentence_score(tuple(joined)) * 0.95
+                score = self.sentence_score(tuple(joined)) * BRIDGE_DISCOUNT
                 if score > best_score:
                     best_pair, best_score = (a, b), score
         if best_pair is None:
@@ -370,7 +407,7 @@ class LexicalAnswerability:
             a.position,
             a.relevance,
             a.typed,
-            round(best_score, 4),
+            round(best_score, SCORE_DIGITS),
             a.found,
             a.terms,
             a.lead,
@@ -383,7 +420,7 @@ class LexicalAnswerability:
             b.position,
             b.relevance,
             b.typed,
-            round(best_score * 0.99, 4),
+            round(best_score * BRIDGE_SECOND_SHARE, SCORE_DIGITS),
             b.found,
             b.terms,
             b.lead,
@@ -434,7 +471,7 @@ class LearnedAnswerability(LexicalAnswerability):
 
     def sentence_score(self, features: tuple[float, ...]) -> float:
         z = self.bias + sum(w * f for w, f in zip(self.weights, features))
-        return 1 / (1 + math.exp(-max(-30.0, min(30.0, z))))
+        return 1 / (1 + math.exp(-max(-LOGIT_CLAMP, min(LOGIT_CLAMP, z))))
 
 
 WEIGHTS_PATH = Path(__file__).with_name("answerability_weights.json")

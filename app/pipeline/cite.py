@@ -9,6 +9,8 @@ import re
 from app.domain.types import CitedAnswer, Claim, Evidence
 from app.language.text import split_sentences, strip_links
 
+MAX_REF_RANGE = 50  # "[S1-S9999]" expands to at most lo..lo+50: bounds a typo or a hostile draft
+
 # [S1] [S1][S2] [S1, S2] [S1-S3] [S1–S3] [1] [1, 2] [1-3] [S1; S2]
 _REF = re.compile(r"\[\s*S?\d+(?:\s*(?:,|;|-|–|—|and)\s*S?\d+)*\s*\]", re.I)
 _ID = re.compile(r"\d+")
@@ -28,7 +30,7 @@ def expand_ref(ref: str) -> list[int]:
         nums = [int(n) for n in _ID.findall(part)]
         if len(nums) == 2 and re.search(r"[-–—]", part):
             lo, hi = sorted(nums)
-            out.extend(range(lo, min(hi, lo + 50) + 1))
+            out.extend(range(lo, min(hi, lo + MAX_REF_RANGE) + 1))
         else:
             out.extend(nums)
     return out

@@ -12,6 +12,13 @@ from app.pipeline.policy import Policy
 from app.settings import Settings
 from app.tokens import TokenCounter
 
+MS_PER_S = 1000
+TOKENS_PER_PRICE_UNIT = 1_000_000  # llm_prices are USD per million tokens (input, output)
+USD_DIGITS = 8  # cost figures are reported to this many decimals (a cheap call costs ~1e-6 USD)
+TIMING_DIGITS = 3  # stage timings in ms, to the microsecond
+MESSAGE_OVERHEAD_TOKENS = 4  # chat-format tokens per message (role, separators) when counting with tiktoken
+MIN_REMAINING_S = 0.05  # the least time a call is given, so a call at the deadline fails fast, not with timeout 0
+
 
 @dataclass(slots=True)
 class Options:
@@ -78,7 +85,7 @@ class Cost:
         t = self.tokens.setdefault(model, {"prompt": 0, "completion": 0})
         t["prompt"] += prompt
         t["completion"] += completion
-        usd = (prompt * price[0] + completion * price[1]) / 1_000_000
+        usd = (prompt * price[0] + completion * price[1]) / TOKENS_PER_PRICE_UNIT
         self.usd += usd
         self.by_stage[stage] = self.by_stage.get(stage, 0.0) + usd
         metrics.TOKENS.labels(model=model, kind="prompt").inc(prompt)
@@ -102,13 +109,13 @@ class Cost:
 
     def as_dict(self) -> dict:
         return {
-            "usd": round(self.usd, 8),
+            "usd": round(self.usd, USD_DIGITS),
             "tokens": self.tokens,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "search_calls": self.search_calls,
             "fetches": self.fetches,
-            "by_stage_usd": {k: round(v, 8) for k, v in self.by_stage.items()},
+            "by_stage_usd": {k: round(v, USD_DIGITS) for k, v in self.by_stage.items()},
         }
 
 
@@ -139,7 +146,7 @@ class RunContext:
         """Book a model call: upstream usage when present, else counted with tiktoken."""
         prompt, out = completion.prompt_tokens, completion.completion_tokens
         if prompt is None and self.tokens is not None:
-            prompt = sum(self.tokens.count(m.get("content") or "") + 4 for m in messages)
+            prompt = sum(self.tokens.count(m.get("content") or "") + MESSAGE_OVERHEAD_TOKENS for m in messages)
         if out is None and self.tokens is not None:
             out = self.tokens.count(completion.text)
         self.cost.add_tokens(stage, completion.model, prompt or 0, out or 0, self.price_of(completion.model))
@@ -150,9 +157,9 @@ class RunContext:
 
     @property
     def deadline(self) -> float:
-        return self.started + self.options.deadline_ms / 1000
+        return self.started + self.options.deadline_ms / MS_PER_S
 
-    def remaining(self, floor: float = 0.05) -> float:
+    def remaining(self, floor: float = MIN_REMAINING_S) -> float:
         """Seconds left before the request deadline (never below `floor`)."""
         return max(floor, self.deadline - time.monotonic())
 
@@ -166,7 +173,7 @@ class RunContext:
             yield
         finally:
             dt = time.perf_counter() - t0
-            self.timings_ms[name] = round(self.timings_ms.get(name, 0.0) + dt * 1000, 3)
+            self.timings_ms[name] = round(self.timings_ms.get(name, 0.0) + dt * MS_PER_S, TIMING_DIGITS)
             metrics.STAGE_SECONDS.labels(stage=name).observe(dt)
 
 

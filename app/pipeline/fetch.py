@@ -21,10 +21,13 @@ from app.domain.types import Document, FetchedPage, FetchReason, PageDates, Sear
 from app.extract.text_clean import content_hash
 from app.fetch.base import Fetcher
 from app.pipeline.conflicts import PATTERNS, asked_attribute
-from app.pipeline.context import RunContext
+from app.pipeline.context import MS_PER_S, TIMING_DIGITS, RunContext
 from app.pipeline.extract import extract_page
 from app.providers.cache.base import Cache
 from app.urls import registrable_domain
+
+MIN_ANSWERING_SNIPPET_CHARS = 40  # a shorter snippet is a fragment: too little to stand in for the page
+HTTP_OK = 200  # the status reported for a page not fetched now (provider-held content, a cache hit)
 
 
 @dataclass(slots=True)
@@ -74,7 +77,7 @@ def snippet_answers(hit: SearchHit, question: str) -> bool:
         and hit.primary
         and hit.raw_content is None
         and hit.published_at is not None
-        and len(hit.snippet) >= 40
+        and len(hit.snippet) >= MIN_ANSWERING_SNIPPET_CHARS
         and PATTERNS[kind].search(hit.snippet)
         and not _MULTI_HOP.search(question)
     )
@@ -103,7 +106,9 @@ async def _from_snippet(hit: SearchHit, rank: int) -> tuple[FetchedPage, Documen
 async def _extract(page: FetchedPage, hit: SearchHit, rank: int, ctx: RunContext) -> Document | None:
     t0 = time.perf_counter()
     doc = await asyncio.to_thread(extract_page, page, hit, rank)
-    ctx.timings_ms["extract"] = round(ctx.timings_ms.get("extract", 0.0) + (time.perf_counter() - t0) * 1000, 3)
+    ctx.timings_ms["extract"] = round(
+        ctx.timings_ms.get("extract", 0.0) + (time.perf_counter() - t0) * MS_PER_S, TIMING_DIGITS
+    )
     return doc
 
 
@@ -115,7 +120,7 @@ async def _load(
             url=hit.url,
             requested_url=hit.url,
             reason=FetchReason.from_provider,
-            status=200,
+            status=HTTP_OK,
             content_type=hit.raw_content_type,
             body=hit.raw_content.encode("utf-8"),
             fetched_at=datetime.now(UTC),
@@ -199,7 +204,7 @@ def _from_entry(entry: PageEntry | None, hit: SearchHit):
 
 def _cached_page(hit: SearchHit, entry: PageEntry, reason: FetchReason) -> FetchedPage:
     return FetchedPage(
-        url=entry.doc.url, requested_url=hit.url, reason=reason, status=200, fetched_at=entry.doc.fetched_at
+        url=entry.doc.url, requested_url=hit.url, reason=reason, status=HTTP_OK, fetched_at=entry.doc.fetched_at
     )
 
 

@@ -9,6 +9,7 @@ from datetime import date
 
 from app.domain.types import AbstentionReason, Conflict, Evidence, GateVerdict
 from app.pipeline.context import RunContext
+from app.pipeline.select import STALE_WINDOWS
 
 
 def check_gate(
@@ -33,7 +34,7 @@ def check_gate(
             return GateVerdict(
                 False,
                 AbstentionReason.stale_evidence,
-                [f"evidence_within_{3 * freshness_days}d ({dropped_stale} pages older)"],
+                [f"evidence_within_{STALE_WINDOWS * freshness_days}d ({dropped_stale} pages older)"],
             )
         return GateVerdict(False, AbstentionReason.evidence_does_not_answer, ["relevant_evidence>0"])
     failed: list[tuple[AbstentionReason, str]] = []

@@ -12,10 +12,15 @@ from app import metrics
 from app.domain.types import Claim, Evidence
 from app.errors import UpstreamError
 from app.pipeline.context import RunContext
+from app.pipeline.verify import MAX_QUOTE_CHARS
 from app.providers.llm.base import ChatModel
 
 log = logging.getLogger(__name__)
 MAX_JUDGED = 6  # per answer: the judge is a tie-breaker, not a second composer
+MIN_JUDGE_TIME_S = 0.5  # with less time left before the deadline no judge is asked: the lexical verdict stands
+JUDGE_TIMEOUT_S = 8.0  # one verdict's ceiling, inside the request deadline: a slow judge must not eat the answer's time
+JUDGE_MAX_TOKENS = 200  # the verdict JSON with one quoted sentence
+QUOTE_MATCH_CHARS = 80  # the judge's quote must occur verbatim in a cited span, compared on its first this-many chars
 
 JUDGE_PROMPT = """You check whether a claim is supported by the evidence quoted below.
 Answer with JSON only: {"supported": true|false, "quote": "<the evidence sentence that supports it, or empty>"}.
@@ -37,13 +42,13 @@ async def judge_claims(
         if verdict is not None:
             claim.judged, quote = verdict
             if quote:
-                claim.quote = quote[:500]
+                claim.quote = quote[:MAX_QUOTE_CHARS]
             taken += 1
     return taken
 
 
 async def _judge(claim: Claim, spans: list[Evidence], llm, model: str, ctx: RunContext) -> tuple[bool, str] | None:
-    if ctx.remaining() < 0.5:
+    if ctx.remaining() < MIN_JUDGE_TIME_S:
         return None
     data = "\n\n".join(f"[{e.span_id}] {e.text}" for e in spans)
     messages = [
@@ -52,7 +57,12 @@ async def _judge(claim: Claim, spans: list[Evidence], llm, model: str, ctx: RunC
     ]
     try:
         completion = await llm.complete(
-            messages, model=model, temperature=0.0, max_tokens=200, timeout=min(8.0, ctx.remaining()), json_mode=True
+            messages,
+            model=model,
+            temperature=0.0,
+            max_tokens=JUDGE_MAX_TOKENS,
+            timeout=min(JUDGE_TIMEOUT_S, ctx.remaining()),
+            json_mode=True,
         )
     except UpstreamError as exc:
         log.info("judge failed: %s", exc.message)
@@ -69,6 +79,6 @@ async def _judge(claim: Claim, spans: list[Evidence], llm, model: str, ctx: RunC
     except (ValueError, KeyError, TypeError):
         return None
     # A quote the evidence does not contain is not evidence: the verdict stands only on real text.
-    if supported and quote and not any(quote.strip()[:80] in e.text for e in spans):
+    if supported and quote and not any(quote.strip()[:QUOTE_MATCH_CHARS] in e.text for e in spans):
         return False, ""
     return supported, quote

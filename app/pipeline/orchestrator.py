@@ -15,11 +15,22 @@ from app.language.question import analyse
 from app.pipeline import answerability, cite, fetch, gate, judge, plan, route, search, select, verify
 from app.pipeline import conflicts as conflict_stage
 from app.pipeline.composers import ExtractiveComposer, ModelComposer
-from app.pipeline.context import RunContext
+from app.pipeline.context import TOKENS_PER_PRICE_UNIT, RunContext
 from app.pipeline.result import Abstention, PipelineResult
 from app.state import ServiceState
 
 log = logging.getLogger(__name__)
+
+INSTRUCTION_PREFIX_CHARS = 200  # a colon this early splits "Translate this: <text>" into instruction and payload
+PLANNER_TIMEOUT_S = 8.0  # the planner's ceiling inside the deadline: a slow planner falls back to the heuristic
+MIN_COMPOSE_TIME_S = 1.0  # with less time left no model is called: the extractive composer answers
+# Cost estimates for max_cost_usd before a model call (tokens); the ledger books the real usage after.
+COMPOSE_PROMPT_OVERHEAD_TOKENS = 400  # system prompt, question and span markup around the evidence
+ANSWER_TOKENS_ESTIMATE = 400  # the answer's length when the request sets no max_tokens
+PLANNER_PROMPT_TOKENS_ESTIMATE = 400  # the planner prompt with the conversation
+PLANNER_COMPLETION_TOKENS_ESTIMATE = 150  # the plan's JSON
+UNGROUNDED_TEMPERATURE = 0.7  # chat without evidence, when the request sets none (grounded composing uses 0.0)
+MAX_ABSTENTION_LINKS = 20  # search results an abstention lists for the user to read themselves
 
 
 async def run_pipeline(turns: list[tuple[str, str]], ctx: RunContext, state: ServiceState) -> PipelineResult:
@@ -46,7 +57,9 @@ def _route(turns: list[tuple[str, str]], ctx: RunContext, state: ServiceState) -
     question = next(t for r, t in reversed(turns) if r == "user")
     with ctx.stage("route"):
         # Text the user supplied to work on: what follows the instruction ("Translate this: …") plus earlier turns.
-        _, _, payload = question.partition(":") if ":" in question[:200] else question.partition("\n")
+        _, _, payload = (
+            question.partition(":") if ":" in question[:INSTRUCTION_PREFIX_CHARS] else question.partition("\n")
+        )
         given = len(payload.strip()) + sum(len(t) for r, t in turns[:-1] if r in ("user", "system", "developer"))
         return route.route_request(
             question, ctx.options.mode, given_text_chars=given, llm_available=state.llm is not None
@@ -66,7 +79,12 @@ async def _plan(turns: list[tuple[str, str]], ctx: RunContext, state: ServiceSta
         )
         if state.llm is not None and not _planner_over_budget(ctx):
             return await plan.llm_plan(
-                state.llm, settings.planner_model, standalone, timeout=min(8.0, ctx.remaining()), ctx=ctx, **kwargs
+                state.llm,
+                settings.planner_model,
+                standalone,
+                timeout=min(PLANNER_TIMEOUT_S, ctx.remaining()),
+                ctx=ctx,
+                **kwargs,
             )
         return plan.heuristic_plan(standalone, **kwargs)
 
@@ -266,12 +284,14 @@ def _assessed(result: PipelineResult, evidence: list[Evidence]):
 
 def _over_budget(ctx: RunContext, evidence: list[Evidence]) -> str | None:
     """Which budget a model call would overrun (the deadline or max_cost_usd), if any."""
-    if ctx.remaining() < 1.0:
+    if ctx.remaining() < MIN_COMPOSE_TIME_S:
         return "deadline"
     if ctx.options.max_cost_usd is None:
         return None
     price = ctx.price_of(ctx.settings.composer_model)
-    est = (sum(e.tokens for e in evidence) + 400) * price[0] / 1e6 + (ctx.options.max_tokens or 400) * price[1] / 1e6
+    prompt = sum(e.tokens for e in evidence) + COMPOSE_PROMPT_OVERHEAD_TOKENS
+    answer = ctx.options.max_tokens or ANSWER_TOKENS_ESTIMATE
+    est = prompt * price[0] / TOKENS_PER_PRICE_UNIT + answer * price[1] / TOKENS_PER_PRICE_UNIT
     return "max_cost_usd" if ctx.cost.usd + est > ctx.options.max_cost_usd else None
 
 
@@ -279,7 +299,8 @@ def _planner_over_budget(ctx: RunContext) -> bool:
     if ctx.options.max_cost_usd is None:
         return False
     price = ctx.price_of(ctx.settings.planner_model)
-    if ctx.cost.usd + (400 * price[0] + 150 * price[1]) / 1e6 > ctx.options.max_cost_usd:
+    est = PLANNER_PROMPT_TOKENS_ESTIMATE * price[0] + PLANNER_COMPLETION_TOKENS_ESTIMATE * price[1]
+    if ctx.cost.usd + est / TOKENS_PER_PRICE_UNIT > ctx.options.max_cost_usd:
         ctx.budget_hits.append("max_cost_usd")
         return True
     return False
@@ -304,7 +325,7 @@ async def _ungrounded(turns, decision: Route, ctx: RunContext, state: ServiceSta
             completion = await state.llm.complete(
                 messages,
                 model=ctx.settings.composer_model,
-                temperature=0.7 if o.temperature is None else o.temperature,
+                temperature=UNGROUNDED_TEMPERATURE if o.temperature is None else o.temperature,
                 max_tokens=o.max_tokens,
                 timeout=ctx.remaining(),
                 extra={k: v for k, v in (("top_p", o.top_p), ("seed", o.seed), ("stop", o.stop)) if v is not None}
@@ -321,7 +342,7 @@ async def _ungrounded(turns, decision: Route, ctx: RunContext, state: ServiceSta
 
 def _abstain(result: PipelineResult, reason: AbstentionReason, failed: list[str]) -> PipelineResult:
     result.status = GroundingStatus.abstained
-    links = [h.url for h in (result.search.candidates if result.search else [])][:20]
+    links = [h.url for h in (result.search.candidates if result.search else [])][:MAX_ABSTENTION_LINKS]
     result.abstention = Abstention(reason, failed, result.plan.queries if result.plan else [], links)
     result.content = result.abstention.message
     result.cited, result.claims = [], result.claims if result.claims else []

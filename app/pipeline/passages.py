@@ -14,6 +14,11 @@ MIN_CHARS, MAX_CHARS = 200, 1500
 
 
 MAX_DOC_CHARS = 150_000  # bound CPU on huge pages: what answers a question sits near the top
+# Okapi BM25 with the textbook parameters (Robertson & Zaragoza): k1 saturates a term's frequency,
+# b sets how much a long passage is normalised down.
+BM25_K1 = 1.2
+BM25_B = 0.75
+IDF_SMOOTHING = 0.5  # the +0.5 of the Robertson–Spärck Jones IDF in BM25's standard form, not a tuning knob
 
 
 @dataclass(slots=True)
@@ -92,7 +97,7 @@ def _split_long(text: str) -> list[str]:
     return pieces
 
 
-def bm25(passages: list[Passage], query_terms: list[str], k1: float = 1.2, b: float = 0.75) -> None:
+def bm25(passages: list[Passage], query_terms: list[str], k1: float = BM25_K1, b: float = BM25_B) -> None:
     """Score passages in place with Okapi BM25."""
     if not passages:
         return
@@ -104,6 +109,6 @@ def bm25(passages: list[Passage], query_terms: list[str], k1: float = 1.2, b: fl
         tf = Counter(t for t in p.terms if t in q)
         s = 0.0
         for t, f in tf.items():
-            idf = math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
+            idf = math.log(1 + (n - df[t] + IDF_SMOOTHING) / (df[t] + IDF_SMOOTHING))
             s += idf * f * (k1 + 1) / (f + k1 * (1 - b + b * len(p.terms) / avg))
         p.score = s

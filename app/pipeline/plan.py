@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Sequence
+from contextvars import ContextVar
 from datetime import date
 
 from app import metrics
@@ -26,21 +28,77 @@ from app.providers.llm.base import ChatModel
 log = logging.getLogger(__name__)
 
 _FOLLOW_UP = re.compile(
-    r"^\s*(and|what about|how about|also|and what|same for|what of)\b|\b(it|its|they|their|them|that|those|this|he|she|his|her)\b",
+    r"^\s*(and|what about|how about|also|and what|same for|what of)\b|\b(it|its|they|their|them|that|those|this|these|he|she|his|her)\b",
     re.I,
 )
+FOLLOW_UP_MAX_WORDS = 14  # a longer question states its own subject
+CARRIED_TERMS = 4  # subject terms a follow-up borrows from the conversation
+PLANNER_HISTORY_TURNS = 6  # earlier turns the LLM planner sees
+PLANNER_TURN_CHARS = 400  # of each (an earlier answer is context for the subject, not evidence)
+# Citation markers of an earlier answer: they pointed at that answer's sources, never at evidence.
+_MARKERS = re.compile(r"\s*\[(?:S?\d+(?:\s*[,\u2013-]\s*S?\d+)*)\]")
+_IDENTIFIER = re.compile(r"[A-Za-z_][\w+#-]*(?:\.[A-Za-z_][\w+#-]*)+|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z0-9]+[A-Z]\w*")
+_TOKEN = re.compile(r"[\w.+#-]*\w[+#]*")
+# The conversation of the request being planned, for the LLM planner (set by standalone_question,
+# which the orchestrator calls with the turns right before llm_plan).
+_conversation: ContextVar[tuple[tuple[str, str], ...]] = ContextVar("planner_conversation", default=())
+
+
+def is_follow_up(question: str) -> bool:
+    """A reference back ("its", "what about …") in a short question."""
+    return bool(_FOLLOW_UP.search(question)) and len(words(question)) <= FOLLOW_UP_MAX_WORDS
 
 
 def standalone_question(turns: list[tuple[str, str]]) -> str:
-    """Rewrite a follow-up ("what about their pricing?") into a standalone question by carrying
-    the entity phrases of the previous user turn. `turns` are (role, text), oldest first."""
-    users = [t for r, t in turns if r == "user" and t.strip()]
-    question = users[-1].strip()
-    if len(users) < 2 or not _FOLLOW_UP.search(question) or len(words(question)) > 14:
+    """Rewrite a follow-up ("what about its tasks?") into a standalone question by carrying the
+    subject of the conversation: the anchors and names of the previous question (itself made
+    standalone first), then what the previous answer is about. `turns` are (role,
+    text), oldest first; earlier answers' citation markers are ignored."""
+    _conversation.set(tuple(turns))
+    users = [i for i, (role, text) in enumerate(turns) if role == "user" and text.strip()]
+    question = turns[users[-1]][1].strip()
+    if len(users) < 2 or not is_follow_up(question):
         return question
-    previous = users[-2]
-    carried = [w for w in _entity_phrases(previous) if w.lower() not in question.lower()]
+    previous = standalone_question(turns[: users[-2] + 1])
+    _conversation.set(tuple(turns))
+    answer = next((t for r, t in turns[users[-2] + 1 : users[-1]] if r == "assistant"), "")
+    carried: list[str] = []
+    for term in [*_subject_terms(previous), *_answer_subject(answer)]:
+        known = " ".join([question, *carried]).lower()
+        if term.lower() not in known:
+            carried.append(term)
+    carried = carried[:CARRIED_TERMS]
     return f"{question} ({' '.join(carried)})" if carried else question
+
+
+def _subject_terms(question: str) -> list[str]:
+    """The question's anchors and names as written, none inside another, in the question's order."""
+    anchors = set(analyse(question).anchors)
+    tokens = {t.strip(".") for t in _TOKEN.findall(question) if t.strip(".").lower() in anchors}
+    out: list[str] = []
+    for term in sorted(tokens | set(_entity_phrases(question)), key=len, reverse=True):
+        if not any(term.lower() in kept.lower() for kept in out):
+            out.append(term)
+    return sorted(out, key=lambda term: question.find(term))
+
+
+def _answer_subject(answer: str) -> list[str]:
+    """What an earlier answer is about: the first code identifier (asyncio.TaskGroup) or name its
+    first sentence mentions (a sentence's first word alone is not a name)."""
+    first = re.split(r"(?<=[.!?])\s", _MARKERS.sub("", answer).strip(), maxsplit=1)[0]
+    found = [(m.start(), m.group(0).rstrip(".")) for m in _IDENTIFIER.finditer(first)]
+    found += [(first.find(p), p) for p in _entity_phrases(first) if " " in p or not first.startswith(p)]
+    return [min(found)[1]] if found else []
+
+
+def _planner_history(conversation: Sequence[tuple[str, str]]) -> list[dict[str, str]]:
+    """The earlier turns as the LLM planner sees them: user and assistant only, answers without
+    their markers, each cut short."""
+    earlier = [(r, t) for r, t in conversation[:-1] if r in ("user", "assistant") and t.strip()]
+    return [
+        {"role": r, "content": (_MARKERS.sub("", t) if r == "assistant" else t)[:PLANNER_TURN_CHARS]}
+        for r, t in earlier[-PLANNER_HISTORY_TURNS:]
+    ]
 
 
 def _entity_phrases(text: str) -> list[str]:
@@ -113,6 +171,7 @@ def heuristic_plan(
 PLANNER_PROMPT = """You plan web searches for a question-answering service. Today is {today}.
 Return only JSON: {{"needs_search": true|false, "queries": ["..."], "freshness_days": N}}.
 - queries: 2 to {cap} standalone search queries (no pronouns), keyword style, most specific first.
+- Earlier turns only say what a follow-up refers to; plan for the last message.
 - For time-dependent questions include the year {year} in the queries.
 {primary}- freshness_days: how old evidence may be (1 for live data such as prices, 30 for news, 365+ for docs).
 """
@@ -130,15 +189,19 @@ async def llm_plan(
     default_window: int,
     timeout: float,
     ctx: RunContext,
+    conversation: Sequence[tuple[str, str]] | None = None,
 ) -> Plan:
-    """The model proposes, code disposes: invalid JSON gets one retry, then the heuristic planner."""
+    """The model proposes, code disposes: invalid JSON gets one retry, then the heuristic planner.
+    The model sees the earlier turns of the conversation (`conversation`, else the one
+    standalone_question was given) before the standalone question."""
     primary = (
         f"- Include at least one query aimed at the official source, e.g. site:{primary_domains[0]}.\n"
         if primary_domains
         else ""
     )
     system = PLANNER_PROMPT.format(today=today.isoformat(), cap=max(2, max_queries), year=today.year, primary=primary)
-    messages = [{"role": "system", "content": system}, {"role": "user", "content": question}]
+    history = _planner_history(conversation if conversation is not None else _conversation.get())
+    messages = [{"role": "system", "content": system}, *history, {"role": "user", "content": question}]
     for attempt in range(2):
         try:
             completion = await llm.complete(messages, model=model, temperature=0.0, timeout=timeout, json_mode=True)

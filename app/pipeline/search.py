@@ -16,7 +16,10 @@ from app.domain.types import SearchHit, SearchOutcome, SearchResult
 from app.errors import ProviderLogicalError, ProviderTechnicalError
 from app.language.text import terms
 from app.pipeline.context import RunContext
+from app.providers import fallbacks
+from app.providers.breaker import OPEN
 from app.providers.cache.base import Cache
+from app.providers.retry import CircuitOpen, RetryPolicy, call_with_retries
 from app.providers.search.base import SearchProvider, SearchQuery
 from app.urls import domain_matches, host_of, normalize_url
 
@@ -74,13 +77,23 @@ def _budget_allows(ctx: RunContext, provider: str) -> str | None:
 async def _search_chain(
     query: SearchQuery, providers: list[SearchProvider], ctx: RunContext, outcome: SearchOutcome, cache, flights
 ) -> SearchResult | None:
-    """Try providers in order: the next one when one fails or finds nothing."""
+    """Try providers in order: the next one when one fails, is failing fast (open circuit) or finds
+    nothing; each hop is reported in grounding.fallbacks.
+
+    Retries (app/providers/retry.py): while a later provider can still be asked, a technical failure
+    fails over at once — the fallback is the retry, and cheaper than waiting; the last usable provider
+    of the chain gets up to `retry_max_attempts` attempts. Every attempt is booked and checked
+    against the budget like a first call."""
     last: SearchResult | None = None
-    for provider in providers:
+    policy = RetryPolicy.from_settings(ctx.settings)
+    for i, provider in enumerate(providers):
         t0 = time.perf_counter()
         paid = False
+        breaker = getattr(provider, "breaker", None)
+        remote = getattr(provider, "remote", True) and breaker is not None
+        attempts = 1 if _fallback_usable(providers[i + 1 :]) else policy.max_attempts
 
-        async def call(provider=provider) -> SearchResult:
+        async def one(timeout: float, provider=provider) -> SearchResult:
             nonlocal paid
             # Checked and booked with no await in between, so concurrent queries cannot overrun.
             over = _budget_allows(ctx, provider.name)
@@ -88,8 +101,23 @@ async def _search_chain(
                 raise _OverBudget(over)
             paid = True
             ctx.cost.add_search(ctx.settings.search_prices.get(provider.name, 0.0))
-            return await provider.search(query, timeout=min(ctx.settings.search_timeout_s, ctx.remaining()))
+            return await provider.search(query, timeout=timeout)
 
+        async def call(provider=provider, breaker=breaker, remote=remote, attempts=attempts) -> SearchResult:
+            if not remote:
+                return await one(min(ctx.settings.search_timeout_s, ctx.remaining()))
+            return await call_with_retries(
+                one,
+                policy=policy,
+                deadline=ctx.deadline,
+                attempt_timeout=ctx.settings.search_timeout_s,
+                kind="search",
+                provider=provider.name,
+                breaker=breaker,
+                max_attempts=attempts,
+            )
+
+        why = ""
         try:
             if cache is None or flights is None or ctx.options.cache == "bypass":
                 result, how = await call(), "miss"
@@ -99,36 +127,55 @@ async def _search_chain(
                     cache,
                     layer="search",
                     compute=call,
-                    encode=lambda r: _encode(r) if r.hits else None,
+                    encode=lambda r, provider=provider: _encode(r, provider) if r.hits else None,
                     decode=_decode,
                     ttl_s=ctx.settings.search_cache_ttl(query.freshness_days),
                     read=ctx.options.cache == "use",
                     wait_s=ctx.remaining(),
                 )
+                if how == "hit":
+                    await _restore_pages(result, provider)
             ctx.note_cache("search", how)
         except _OverBudget as exc:
             outcome.errors.append(f"{provider.name}: budget ({exc.which})")
             ctx.budget_hits.append(exc.which)
             break
+        except CircuitOpen as exc:
+            outcome.errors.append(f"{provider.name}: {exc.message}")
+            metrics.UPSTREAM_CALLS.labels(kind="search", provider=provider.name, outcome="circuit_open").inc()
+            why = exc.message
         except ProviderTechnicalError as exc:
             outcome.errors.append(f"{provider.name}: {exc.message}")
             metrics.UPSTREAM_CALLS.labels(kind="search", provider=provider.name, outcome="error").inc()
-            continue
+            why = exc.message
         except ProviderLogicalError as exc:
             outcome.errors.append(f"{provider.name}: {exc.message}")
             metrics.UPSTREAM_CALLS.labels(kind="search", provider=provider.name, outcome="refused").inc()
-            continue
+            why = exc.message
         except Exception as exc:  # a provider bug degrades the answer, never fails the request
             log.exception("search provider %s crashed", provider.name)
             outcome.errors.append(f"{provider.name}: {type(exc).__name__}")
-            continue
-        if paid:
-            result.elapsed_ms = (time.perf_counter() - t0) * 1000
-            metrics.UPSTREAM_CALLS.labels(kind="search", provider=provider.name, outcome="ok").inc()
-        last = result
-        if result.hits:
-            return result
+            why = type(exc).__name__
+        else:
+            if paid:
+                result.elapsed_ms = (time.perf_counter() - t0) * 1000
+                metrics.UPSTREAM_CALLS.labels(kind="search", provider=provider.name, outcome="ok").inc()
+            last = result
+            if result.hits:
+                return result
+            why = "no results"
+        if i + 1 < len(providers) and not ctx.expired():
+            fallbacks.record(ctx.request_id, "search", provider.name, providers[i + 1].name, why)
     return last
+
+
+def _fallback_usable(rest: list[SearchProvider]) -> bool:
+    """Is there a later provider in the chain whose circuit is not open?"""
+    for provider in rest:
+        breaker = getattr(provider, "breaker", None)
+        if breaker is None or breaker.state != OPEN:
+            return True
+    return False
 
 
 def _merge(results: list[SearchResult], question: str, opts, filtered: dict[str, int]) -> list[SearchHit]:
@@ -177,7 +224,14 @@ def _cache_key(provider: str, q: SearchQuery) -> str:
     )
 
 
-def _encode(result: SearchResult) -> bytes:
+def _holds_pages(provider: SearchProvider) -> bool:
+    return callable(getattr(provider, "get_document", None))
+
+
+def _encode(result: SearchResult, provider: SearchProvider) -> bytes:
+    # A provider that holds its pages (the local corpus) hands them back on demand, so its cache
+    # entries keep the hit list only: with the page texts they ran to megabytes each.
+    keep_pages = not _holds_pages(provider)
     return orjson.dumps(
         {
             "provider": result.provider,
@@ -191,7 +245,7 @@ def _encode(result: SearchResult) -> bytes:
                     "rank": h.rank,
                     "provider": h.provider,
                     "published_at": h.published_at.isoformat() if h.published_at else None,
-                    "raw_content": h.raw_content,
+                    "raw_content": h.raw_content if keep_pages else None,
                     "raw_content_type": h.raw_content_type,
                     "primary": h.primary,
                 }
@@ -199,6 +253,17 @@ def _encode(result: SearchResult) -> bytes:
             ],
         }
     )
+
+
+async def _restore_pages(result: SearchResult, provider: SearchProvider) -> None:
+    """Put back the pages a provider holds into hits read from the cache."""
+    if not _holds_pages(provider):
+        return
+    missing = [h for h in result.hits if h.raw_content is None]
+    docs = await asyncio.gather(*(provider.get_document(h.url) for h in missing))  # type: ignore[attr-defined]
+    for hit, doc in zip(missing, docs):
+        if doc is not None:
+            hit.raw_content, hit.raw_content_type = doc
 
 
 def _decode(raw: bytes) -> SearchResult:

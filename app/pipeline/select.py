@@ -20,8 +20,28 @@ SAME_DOC_DISCOUNT = 0.12  # each passage already taken from a page lowers that p
 # A primary (vendor) domain is one source but may lend several pages: the answer to a how-to can sit
 # on another page of the same documentation. Independent-source counting still sees one domain.
 PRIMARY_DOCS_PER_DOMAIN = 3
-DOC_RANK_WEIGHT = 0.3
-DOC_TITLE_WEIGHT = 0.3
+DOC_RANK_WEIGHT = 0.3  # choosing a page per domain: its search rank adds this / (1 + rank) to its best passage
+DOC_TITLE_WEIGHT = 0.3  # ... and the share of question terms in its title this much (a title-field boost)
+STALE_WINDOWS = 3  # a page older than this many freshness windows is dropped (docs/API.md: "older than 3×")
+SHINGLE_WORDS = 5  # near-duplicate shingle length in words (docs/ARCHITECTURE.md: syndicated J 0.80-0.89)
+SHINGLE_MAX_WORDS = 3000  # words of a page shingled: copies agree from the top; bounds CPU on huge pages
+# Passage score adjustments, on the lexical score scaled to 0..1 by the best passage. Small next to
+# it: they reorder near-ties, they do not lift an off-topic passage over an on-topic one.
+UNDATED_PENALTY = 0.1  # a page of unknown age (never counts as fresh)
+FRESH_BONUS = 0.05  # a page dated inside the freshness window
+STALE_PENALTY = 0.05  # a page dated outside the window (but within STALE_WINDOWS of it)
+PRIMARY_BONUS = 0.1  # a primary (vendor) domain is the authority on its own facts
+TRUSTED_BONUS = 0.05  # an operator-trusted domain (GA_TRUSTED_DOMAINS)
+THIN_PAGE_DENSITY = 0.2  # extracted text under this share of the page text: likely an empty shell ...
+THIN_PAGE_PENALTY = 0.05  # ... penalised this much
+MIN_BREVITY = 0.3  # a passage shorter than MIN_PASSAGE_CHARS keeps at least this share of its lexical score
+CODE_WEIGHT = 0.5  # code repeats identifiers, which BM25 over-rewards: a code passage's lexical score counts half
+LEAD_BONUS = 0.1  # / (1 + passage index): a page's opening says what it is about
+SEARCH_RANK_BONUS = 0.02  # / (1 + search rank): the engines' order as a tie-break
+MIN_PASSAGE_SCORE = 0.05  # a passage scoring at most this (after adjustments) is never evidence
+CHARS_PER_TOKEN = 4  # token estimate when no tokenizer is configured (English prose averages ~4 chars/token)
+HEADER_OVERHEAD_TOKENS = 20  # the span tag around a block as the composer sees it (id, domain, date markup)
+SCORE_DIGITS = 4  # evidence scores are rounded to this many decimals
 
 
 def document_age_days(doc: Document, today: date) -> int | None:
@@ -30,7 +50,7 @@ def document_age_days(doc: Document, today: date) -> int | None:
     return None if not known else (today - max(known)).days
 
 
-def shingles(text: str, size: int = 5, limit: int = 3000) -> frozenset[int]:
+def shingles(text: str, size: int = SHINGLE_WORDS, limit: int = SHINGLE_MAX_WORDS) -> frozenset[int]:
     toks = words(text)[:limit]
     return frozenset(hash(" ".join(toks[i : i + size])) for i in range(max(1, len(toks) - size + 1)))
 
@@ -88,8 +108,8 @@ def select_evidence(
             decisions.append(SelectionDecision(doc.url, "dropped", "include_domains"))
             continue
         age = document_age_days(doc, ctx.today)
-        if age is not None and age > 3 * freshness_days:
-            decisions.append(SelectionDecision(doc.url, "dropped", f"stale:{age}d>3x{freshness_days}d"))
+        if age is not None and age > STALE_WINDOWS * freshness_days:
+            decisions.append(SelectionDecision(doc.url, "dropped", f"stale:{age}d>{STALE_WINDOWS}x{freshness_days}d"))
             continue
         if opts.primary_domains and domain_matches(host, opts.primary_domains):
             doc.primary = True
@@ -109,16 +129,18 @@ def select_evidence(
         top = 1.0
     for p in passages:
         age = document_age_days(p.doc, ctx.today)
-        recency = -0.1 if age is None else (0.05 if age <= freshness_days else -0.05)
+        recency = -UNDATED_PENALTY if age is None else (FRESH_BONUS if age <= freshness_days else -STALE_PENALTY)
         trust = (
-            (0.1 if p.doc.primary else 0.0) + (0.05 if trusted(p.doc) else 0.0) - (0.05 if p.doc.density < 0.2 else 0.0)
+            (PRIMARY_BONUS if p.doc.primary else 0.0)
+            + (TRUSTED_BONUS if trusted(p.doc) else 0.0)
+            - (THIN_PAGE_PENALTY if p.doc.density < THIN_PAGE_DENSITY else 0.0)
         )
         # Code repeats identifiers, which BM25 over-rewards; prose states what the question asks.
         # BM25's length normalisation also over-rewards scraps ("… as follows:" between code blocks).
-        brevity = max(0.3, min(1.0, len(p.text) / MIN_PASSAGE_CHARS))
-        lexical = p.score / top * (0.5 if p.kind == "code" else 1.0) * brevity
-        lead = 0.1 / (1 + p.index)  # a page's opening says what it is about
-        p.score = lexical + recency + trust + lead + 0.02 / (1 + p.doc.rank)
+        brevity = max(MIN_BREVITY, min(1.0, len(p.text) / MIN_PASSAGE_CHARS))
+        lexical = p.score / top * (CODE_WEIGHT if p.kind == "code" else 1.0) * brevity
+        lead = LEAD_BONUS / (1 + p.index)  # a page's opening says what it is about
+        p.score = lexical + recency + trust + lead + SEARCH_RANK_BONUS / (1 + p.doc.rank)
 
     # One document per registrable domain: the best passage, plus the search ranking's view of the
     # whole page (a page ranked first for the question is usually about it, not one that mentions it).
@@ -144,7 +166,7 @@ def select_evidence(
     evidence: list[Evidence] = []
     per_doc: dict[str, int] = {}
     used = 0
-    pool = [p for p in passages if p.doc.url in chosen_docs and p.score > 0.05 and set(p.terms) & q_set]
+    pool = [p for p in passages if p.doc.url in chosen_docs and p.score > MIN_PASSAGE_SCORE and set(p.terms) & q_set]
     while pool and len(evidence) < opts.max_evidence:
         # Greedy by score, discounted by what the page already lent: other pages get their turn.
         p = max(pool, key=lambda p: p.score - SAME_DOC_DISCOUNT * per_doc.get(p.doc.url, 0))
@@ -158,9 +180,11 @@ def select_evidence(
             continue
         # Counted as rendered for the composer: text plus its header line (id, title, section, domain, date).
         header = f"{p.doc.title} {p.heading} {p.doc.domain}"
-        tokens = ctx.tokens.count(text) if ctx.tokens else len(text) // 4
+        tokens = ctx.tokens.count(text) if ctx.tokens else len(text) // CHARS_PER_TOKEN
         if count_headers:
-            tokens += (ctx.tokens.count(header) if ctx.tokens else len(header) // 4) + 20
+            tokens += (
+                ctx.tokens.count(header) if ctx.tokens else len(header) // CHARS_PER_TOKEN
+            ) + HEADER_OVERHEAD_TOKENS
         if used + tokens > opts.token_budget:
             continue  # skip, not stop: a smaller block may still fit
         used += tokens
@@ -175,7 +199,7 @@ def select_evidence(
                 published_at=p.doc.dates.published or p.doc.dates.modified,
                 date_source=p.doc.dates.source,
                 fetched_at=p.doc.fetched_at,
-                score=round(p.score, 4),
+                score=round(p.score, SCORE_DIGITS),
                 primary=p.doc.primary,
                 tokens=tokens,
                 also_reported_by=also.get(p.doc.url, []),

@@ -18,6 +18,8 @@ from app.language.text import terms
 
 log = logging.getLogger(__name__)
 _SCORER = LexicalSupport()
+MAX_QUOTE_CHARS = 500  # a claim's supporting quote as stored and shown: a sentence or two, not a passage
+GROUNDEDNESS_DIGITS = 3  # groundedness is reported to this many decimals
 
 
 def support_of(claim_text: str, spans: list[Evidence]) -> tuple[float, str]:
@@ -43,7 +45,11 @@ def score_claims(answer: CitedAnswer, evidence: list[Evidence], question: Questi
     for claim in answer.claims:
         if claim.factual and claim.span_ids:
             verdict = support_verdict(claim.text, [by_id[s] for s in claim.span_ids if s in by_id])
-            claim.support, claim.quote, claim.decisive = verdict.score, verdict.quote[:500], verdict.decisive
+            claim.support, claim.quote, claim.decisive = (
+                verdict.score,
+                verdict.quote[:MAX_QUOTE_CHARS],
+                verdict.decisive,
+            )
             if question is not None and about_a_sibling(set(terms(claim.text)), list(question.anchors)):
                 claim.support = 0.0
 
@@ -83,7 +89,7 @@ def apply_verdicts(answer: CitedAnswer, *, mode: str, threshold: float) -> float
         else:
             kept.append(claim)
     answer.claims = kept
-    return round(supported / factual, 3) if factual else 0.0
+    return round(supported / factual, GROUNDEDNESS_DIGITS) if factual else 0.0
 
 
 def verify_claims(answer: CitedAnswer, evidence: list[Evidence], *, mode: str, threshold: float) -> float | None:

@@ -89,27 +89,29 @@ def test_both_routes_share_one_handler(embedded):
     assert a["citations"] == b["citations"]
 
 
-def test_request_id_is_echoed_or_made(embedded):
-    r = httpx.post(
-        embedded.url + "/v1/chat/completions",
-        json=chat("What is tomllib?"),
-        headers={"X-Request-Id": "client-42"},
-        timeout=30,
-    )
-    assert r.headers["X-Request-Id"] == "client-42"
-    assert r.json()["grounding"]["request_id"] == "client-42"
+def test_request_ids_are_made_here_and_a_client_id_is_echoed(embedded):
+    for header in ("X-Client-Request-Id", "X-Request-Id"):
+        r = httpx.post(
+            embedded.url + "/v1/chat/completions",
+            json=chat("What is tomllib?"),
+            headers={header: "client-42"},
+            timeout=30,
+        )
+        # The client's id is echoed, never used as ours (ours keys the trace).
+        assert r.headers["X-Client-Request-Id"] == "client-42"
+        assert r.headers["X-Request-Id"].startswith("req_")
+        assert r.json()["grounding"]["request_id"] == r.headers["X-Request-Id"]
     r2 = httpx.get(embedded.url + "/healthz")
-    assert r2.headers["X-Request-Id"].startswith("req_")
+    assert r2.headers["X-Request-Id"].startswith("req_") and "X-Client-Request-Id" not in r2.headers
 
 
 def test_trace_explains_the_answer(embedded):
     r = httpx.post(
         embedded.url + "/v1/chat/completions",
         json=chat("What is asyncio.TaskGroup?"),
-        headers={"X-Request-Id": "trace-me"},
         timeout=30,
     )
-    trace = httpx.get(embedded.url + "/v1/traces/trace-me").json()
+    trace = httpx.get(embedded.url + "/v1/traces/" + r.headers["X-Request-Id"]).json()
     assert trace["plan"]["queries"] == r.json()["grounding"]["queries"]
     assert trace["search"] and trace["fetches"] and trace["evidence"]
     assert any(d["decision"] == "kept" for d in trace["selection"])

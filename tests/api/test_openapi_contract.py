@@ -190,6 +190,17 @@ def sse_events(svc: ServiceServer, body: dict) -> list[str]:
         return [line.removeprefix("data: ") for line in r.iter_lines() if line.startswith("data: ")]
 
 
+def response_events(svc: ServiceServer, body: dict) -> list[dict]:
+    """A Responses stream: `event: <type>` and `data: <json>` per event, no [DONE]."""
+    with httpx.stream("POST", svc.url + "/v1/responses", json={**body, "stream": True}, headers=AUTH, timeout=60) as r:
+        assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream"), r.read()
+        lines = list(r.iter_lines())
+    kinds = [line.removeprefix("event: ") for line in lines if line.startswith("event: ")]
+    events = [json.loads(line.removeprefix("data: ")) for line in lines if line.startswith("data: ")]
+    assert kinds == [e["type"] for e in events], "each event's `event:` line names its type"
+    return events
+
+
 def _price_pages(web, searxng, company: str, *pages: tuple[str, str, int]) -> None:
     """Two publishers, each in its own words, giving `company`'s Pro plan price (site, price, age in days)."""
     words = [
@@ -294,6 +305,53 @@ def wire(_searxng_server, _web_server, _llm_server) -> Iterator[dict]:
             ("/v1/traces/{trace_id}", "get"),
         ]:
             r = httpx.request(method.upper(), embedded.url + path.replace("{trace_id}", "req_x"), json={}, timeout=30)
+            assert r.status_code == 401, r.text
+            out["errors"].append((path, method, "401", r.json()))
+
+        # The Responses API: completed, cut at max_output_tokens, abstained, stored, streamed, failed.
+        question = {"input": "What is asyncio.TaskGroup?", "grounding": {"freshness_days": 365}}
+        for body in [
+            {**question, "instructions": "Be brief.", "metadata": {"k": "v"}},
+            {
+                **question,
+                "input": [{"role": "user", "content": [{"type": "input_text", "text": "What is asyncio.TaskGroup?"}]}],
+                "max_output_tokens": 20,
+            },
+            {"input": "What is the price of Bitcoin today?", "store": False},
+        ]:
+            r = post(embedded, "/v1/responses", body)
+            assert r.status_code == 200, r.text
+            out["responses"].append(("/v1/responses", "post", r.json()))
+        statuses = [b["status"] for _, _, b in out["responses"]]
+        assert statuses == ["completed", "incomplete", "completed"], statuses
+        stored = out["responses"][0][2]
+        r = httpx.get(embedded.url + f"/v1/responses/{stored['id']}", headers=AUTH, timeout=30)
+        assert r.status_code == 200 and r.json() == stored
+        out["responses"].append(("/v1/responses/{response_id}", "get", r.json()))
+        out["response_streams"].append(("completed", response_events(embedded, question)))
+        out["response_streams"].append(("incomplete", response_events(embedded, {**question, "max_output_tokens": 20})))
+        with pytest.MonkeyPatch.context() as patch:
+            import app.api.responses as responses_module
+            from app.errors import UpstreamError
+
+            async def fail(*args, **kwargs):
+                raise UpstreamError("every search provider failed", provider="contract")
+
+            patch.setattr(responses_module, "serve_chat", fail)
+            out["response_streams"].append(("failed", response_events(embedded, question)))
+        for path, method, body, status in [
+            ("/v1/responses", "post", {"input": "x", "tools": [{"type": "web_search"}]}, "400"),
+            ("/v1/responses", "post", {"input": "x", "previous_response_id": "resp_none"}, "404"),
+            ("/v1/responses/{response_id}", "get", None, "404"),
+        ]:
+            url = embedded.url + path.replace("{response_id}", "resp_none")
+            r = httpx.request(method.upper(), url, json=body, headers=AUTH, timeout=30)
+            assert r.status_code == int(status), r.text
+            out["errors"].append((path, method, status, r.json()))
+        for path, method in [("/v1/responses", "post"), ("/v1/responses/{response_id}", "get")]:
+            r = httpx.request(
+                method.upper(), embedded.url + path.replace("{response_id}", "resp_x"), json={}, timeout=30
+            )
             assert r.status_code == 401, r.text
             out["errors"].append((path, method, "401", r.json()))
 
@@ -404,6 +462,11 @@ def _all_instances(wire: dict) -> Iterator[tuple[str, Any]]:
     for _, events in wire["streams"]:
         for chunk in _chunks(events):
             yield chunk_schema("/v1/chat/completions"), chunk
+    for path, method, body in wire["responses"]:
+        yield json_schema(path, method), body
+    for _, events in wire["response_streams"]:
+        for event in events:
+            yield chunk_schema("/v1/responses"), event
     for body in wire["context"]:
         yield json_schema("/v1/context", "post"), body
     for body in wire["models"]:
@@ -415,6 +478,8 @@ def _all_instances(wire: dict) -> Iterator[tuple[str, Any]]:
 def _roots(contract: Contract) -> list[str]:
     roots = [json_schema(r, "post") for r in CHAT_ROUTES] + [chunk_schema(r) for r in CHAT_ROUTES]
     roots += [json_schema("/v1/context", "post"), json_schema("/v1/models", "get")]
+    roots += [json_schema("/v1/responses", "post"), json_schema("/v1/responses/{response_id}", "get")]
+    roots += [chunk_schema("/v1/responses")]
     for path, item in contract.doc["paths"].items():
         for method, op in item.items():
             roots += [json_schema(path, method, s) for s in op.get("responses", {}) if s.startswith("4")]
@@ -451,6 +516,24 @@ def test_each_sse_chunk_matches_the_chunk_schema(wire, contract):
             assert usage == [chunks[-1]] and chunks[-1]["choices"] == []
         else:
             assert not usage
+
+
+def test_responses_match_the_schema(wire, contract):
+    for path, method, body in wire["responses"]:
+        pointer = contract.published(json_schema(path, method), f"{method.upper()} {path} 200")
+        contract.validate(pointer, body, f"{method.upper()} {path} ({body['status']})")
+    assert {b["grounding"]["status"] for _, _, b in wire["responses"]} == {"grounded", "abstained"}
+
+
+def test_each_responses_event_matches_the_event_schema(wire, contract):
+    pointer = contract.published(chunk_schema("/v1/responses"), "the SSE events of POST /v1/responses")
+    terminal = {"completed": "response.completed", "incomplete": "response.incomplete", "failed": "response.failed"}
+    for label, events in wire["response_streams"]:
+        for i, event in enumerate(events):
+            contract.validate(pointer, event, f"{label} Responses stream, event {i} ({event['type']})")
+        assert [e["sequence_number"] for e in events] == list(range(len(events)))
+        assert events[0]["type"] == "response.created" and events[-1]["type"] == terminal[label]
+        assert len({e["response"]["id"] for e in events if "response" in e}) == 1
 
 
 def test_context_response_matches_the_schema(wire, contract):

@@ -47,11 +47,10 @@ def test_trace_explains_a_scripted_wrong_answer(searxng, web, llm, service_facto
     r = httpx.post(
         svc.url + "/v1/chat/completions",
         json=chat("How much does the Acme Cloud Pro plan cost?", min_sources=1),
-        headers={"X-Request-Id": "wrong-1"},
         timeout=30,
     )
     assert "$99" in r.json()["choices"][0]["message"]["content"]  # the wrong answer went out
-    trace = httpx.get(svc.url + "/v1/traces/wrong-1").json()
+    trace = httpx.get(svc.url + "/v1/traces/" + r.headers["X-Request-Id"]).json()
     # What was searched and found,
     assert trace["plan"]["queries"] and {h["url"] for s in trace["search"] for h in s["hits"]} == {stale, fresh}
     # which pages were read,

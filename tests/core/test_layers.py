@@ -27,7 +27,9 @@ RANKS = {
     "state": 4,
     "pipeline": 5,
     "api": 6,
+    "inspect": 6,  # the answer inspector: trace views over pipeline results, served by api
     "main": 6,
+    "server": 6,  # the uvicorn protocol the service runs under
     "metrics_export": 6,
 }
 

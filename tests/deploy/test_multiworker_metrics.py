@@ -40,7 +40,9 @@ def multiworker_service(tmp_path):
     log_path = tmp_path / "uvicorn.log"
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("GA_") and k.upper() != "PROMETHEUS_MULTIPROC_DIR"}
-    env.update(PROMETHEUS_MULTIPROC_DIR=str(mp_dir), GA_LOG_LEVEL="WARNING", PYTHONPATH=str(REPO_ROOT))
+    env.update(
+        PROMETHEUS_MULTIPROC_DIR=str(mp_dir), GA_AUTH="disabled", GA_LOG_LEVEL="WARNING", PYTHONPATH=str(REPO_ROOT)
+    )
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
             [

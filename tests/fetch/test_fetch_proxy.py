@@ -88,3 +88,45 @@ async def test_environment_cannot_redirect_proxy_mode_either(proxy, make_server,
     fetcher = make_fetcher(proxy=proxy.url("").rstrip("/"), allow_private=[], resolver=NoResolver())
     assert (await fetcher.fetch("http://example.test/")).reason is FetchReason.ok
     assert len(proxy.requests) == 1 and other.requests == []
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://localhost/admin",
+        "http://LOCALHOST./admin",
+        "http://api.localhost/",
+        "http://printer.local/",
+        "http://metadata.google.internal/computeMetadata/v1/",
+        "http://router.lan/",
+        "http://nas.home.arpa/",
+        "http://intranet/",  # single-label: resolved by the proxy's search domain
+        "http://runsc/",  # in /etc/hosts on this machine (and a single label)
+        "http://vm/",
+    ],
+)
+async def test_internal_names_are_refused_before_the_proxy(proxy, make_fetcher, url):
+    fetcher = make_fetcher(proxy=proxy.url("").rstrip("/"), allow_private=[], resolver=NoResolver())
+    result = await fetcher.fetch(url)
+    assert result.reason is FetchReason.blocked_address, result.detail
+    assert proxy.requests == []
+
+
+async def test_hosts_file_names_are_refused_in_proxy_mode(proxy, make_fetcher, tmp_path):
+    from app.fetch.address import _hosts_file_names, local_name_reason
+
+    hosts = tmp_path / "hosts"
+    hosts.write_text("10.0.0.5 billing.corp.example.com billing # internal\n::1 ip6-localhost\n")
+    names = _hosts_file_names(str(hosts))
+    assert local_name_reason("billing.corp.example.com", names) and local_name_reason("ip6-localhost", names)
+    assert local_name_reason("example.com", names) is None
+
+
+@pytest.mark.parametrize("url", ["http://user:secret@example.test/", "http://user@example.test/"])
+@pytest.mark.parametrize("mode", ["proxy", "direct"])
+async def test_urls_with_credentials_are_refused_not_sent_as_basic_auth(proxy, make_fetcher, url, mode):
+    kw = {"proxy": proxy.url("").rstrip("/")} if mode == "proxy" else {}
+    fetcher = make_fetcher(allow_private=[], resolver=NoResolver(), **kw)
+    result = await fetcher.fetch(url)
+    assert result.reason is FetchReason.blocked_scheme and "credentials" in result.detail
+    assert proxy.requests == []

@@ -16,6 +16,11 @@ from app.pipeline.conflicts import preferred_value, values_in
 from app.pipeline.context import RunContext
 
 MAX_EXTRACTIVE_SENTENCES = 3
+TOKENS_PER_SENTENCE = 40  # a quoted sentence's rough cost: a request's max_tokens buys one per 40 (at least one)
+SECONDARY_SHARE = 0.5  # a sentence after the first must score at least this share of answerable_at
+COMPOUND_SHARE = 0.5  # ... halved again for a compound question: the other part's sentence may score lower
+NEAR_BEST_RANK = 0.8  # a typed sentence that adds no question term must rank at least this share of the lead
+GAIN_WEIGHT = 0.5  # weight of the share of uncovered question terms a candidate adds, against its rank
 
 _ATTRIBUTION = "According to {domain} ({date}), "
 
@@ -45,14 +50,14 @@ def compose_extractive(
     limit = (
         MAX_EXTRACTIVE_SENTENCES
         if not ctx.options.max_tokens
-        else max(1, min(MAX_EXTRACTIVE_SENTENCES, ctx.options.max_tokens // 40))
+        else max(1, min(MAX_EXTRACTIVE_SENTENCES, ctx.options.max_tokens // TOKENS_PER_SENTENCE))
     )
     q = set(analysis.terms)
     covered_terms: set[str] = set()
     # The best sentence leads; a further one must be of the asked type and either add question terms
     # still missing (multi-hop: "made by Nimbus" + "Nimbus is based in Tampere") or score near the best.
     # A compound question needs a sentence per part: one that adds the other part's terms may score lower.
-    share = SECONDARY_SHARE * (0.5 if analysis.compound else 1.0)
+    share = SECONDARY_SHARE * (COMPOUND_SHARE if analysis.compound else 1.0)
     pool = [m for m in assessment.best if m.score >= floor * share]
     lead_rank = pool[0].rank if pool else 0.0
     while pool and len(chosen) < limit:
@@ -61,7 +66,7 @@ def compose_extractive(
         if any(best.sentence in s or s in best.sentence for s, _ in chosen):
             continue
         adds = (set(terms(best.sentence)) & q) - covered_terms
-        if chosen and not (best.typed and (adds or best.rank >= 0.8 * lead_rank)):
+        if chosen and not (best.typed and (adds or best.rank >= NEAR_BEST_RANK * lead_rank)):
             continue
         if chosen and best.score < floor * SECONDARY_SHARE and not adds:
             continue
@@ -79,10 +84,7 @@ def compose_extractive(
 
 def _gain(m: SentenceMatch, q: set[str], covered_terms: frozenset[str]) -> float:
     """A candidate's rank plus what it adds of the question that the chosen sentences do not cover."""
-    return m.rank + 0.5 * len((set(terms(m.sentence)) & q) - covered_terms) / max(1, len(q))
-
-
-SECONDARY_SHARE = 0.5  # a sentence after the first must score at least this share of answerable_at
+    return m.rank + GAIN_WEIGHT * len((set(terms(m.sentence)) & q) - covered_terms) / max(1, len(q))
 
 
 def _conflict_sentences(

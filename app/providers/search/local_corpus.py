@@ -33,6 +33,7 @@ MAX_COUNT = 50
 
 class LocalCorpusSearch:
     name = PROVIDER_NAME
+    remote = False  # in-process: no retries, no circuit breaker (app/pipeline/search.py)
 
     def __init__(self, index: CorpusIndex, *, primary_domains: list[str] | None = None):
         self._index: CorpusIndex | None = index

@@ -12,6 +12,7 @@ import httpx
 
 from app.domain.types import SearchHit, SearchResult
 from app.errors import ProviderLogicalError, ProviderTechnicalError
+from app.providers.retry import RetryLater, retry_after_from_headers
 from app.providers.search.base import SearchQuery, register_search_provider
 from app.settings import Settings
 
@@ -64,19 +65,21 @@ class SearxngSearch:
             raise ProviderLogicalError(
                 "searxng refused format=json (enable it in settings.yml search.formats)", provider=self.name
             )
-        if resp.status_code == 429:
-            raise ProviderTechnicalError("searxng rate limit (429)", provider=self.name)
-        if resp.status_code >= 500:
-            raise ProviderTechnicalError(f"searxng answered {resp.status_code}", provider=self.name)
+        if resp.status_code == 429 or resp.status_code >= 500:
+            wait = retry_after_from_headers(resp.headers)
+            what = "rate limit (429)" if resp.status_code == 429 else f"answered {resp.status_code}"
+            raise RetryLater(f"searxng {what}", provider=self.name, retry_after=wait)
         if resp.status_code != 200:
             raise ProviderLogicalError(f"searxng answered {resp.status_code}", provider=self.name)
         try:
             data = resp.json()
         except ValueError as exc:
             raise ProviderTechnicalError("searxng sent invalid JSON", provider=self.name) from exc
+        if not isinstance(data, dict):
+            raise ProviderTechnicalError("searxng sent JSON that is not an object", provider=self.name)
         hits = []
         for i, item in enumerate((data.get("results") or [])[: query.count]):
-            url = item.get("url")
+            url = item.get("url") if isinstance(item, dict) else None
             if not isinstance(url, str) or not url.startswith(("http://", "https://")):
                 continue
             hits.append(

@@ -1,8 +1,9 @@
 """What the keyed web search APIs (Brave, Tavily, Serper) share: one call with the error split of
 app/errors.py, the freshness buckets they all understand, and tolerant parsing of result dates.
 
-Error split: a timeout, a refused connection, 429 and 5xx are technical (the chain moves on and
-the call may be retried later); any other non-200 (bad key, bad request, quota used up) is logical.
+Error split: a timeout, a refused connection, 429 and 5xx are technical (retried by
+app/providers/retry.py, honouring `Retry-After`, then the chain moves on); any other non-200 (bad
+key, bad request, quota used up) is logical.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import httpx
 from app.domain.types import SearchHit
 from app.errors import GroundingError, ProviderLogicalError, ProviderTechnicalError
 from app.extract.date_parse import MIN_DATE, parse_human_date
+from app.providers.retry import RetryLater, retry_after_from_headers
 
 MAX_DETAIL_CHARS = 200
 # (status, detail) -> the error for a provider-specific status, or None for the common mapping.
@@ -59,13 +61,15 @@ async def call_json_api(
         if claimed is not None:
             raise claimed
         suffix = f": {detail}" if detail else ""
+        wait = retry_after_from_headers(resp.headers)
         if status == 429:
-            wait = resp.headers.get("retry-after")
-            raise ProviderTechnicalError(
-                f"{provider} rate limit (429){f', retry after {wait}s' if wait else ''}", provider=provider
+            raise RetryLater(
+                f"{provider} rate limit (429){f', retry after {wait:g}s' if wait is not None else ''}",
+                provider=provider,
+                retry_after=wait,
             )
         if status >= 500:
-            raise ProviderTechnicalError(f"{provider} answered {status}", provider=provider)
+            raise RetryLater(f"{provider} answered {status}", provider=provider, retry_after=wait)
         if status in (401, 403):
             raise ProviderLogicalError(f"{provider} rejected the API key ({status}){suffix}", provider=provider)
         raise ProviderLogicalError(f"{provider} answered {status}{suffix}", provider=provider)

@@ -1,0 +1,101 @@
+"""Admission control: a bounded number of answers in flight per process, a bounded queue in front
+of them, and a fast, explicit refusal past both.
+
+Without it every request is accepted and all of them slow down together until each misses its
+deadline. With it the accepted ones keep their latency: past GA_MAX_IN_FLIGHT answers a request
+waits in a queue of at most GA_ADMISSION_QUEUE for at most GA_ADMISSION_WAIT_S, then gets a JSON
+503 (`overloaded`) with Retry-After, which OpenAI clients retry with backoff. Only requests that
+cause answer work are admitted this way; health, metrics, models and traces never queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Iterable
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from app import metrics
+from app.api.limits import send_error
+from app.errors import GroundingError
+
+RETRY_AFTER_S = 1  # a refused client should come back soon: the queue drains in about a deadline
+
+
+class Overloaded(GroundingError):
+    status_code = 503
+    error_type = "server_error"
+    code = "overloaded"
+
+    def __init__(self, message: str, retry_after_s: int = RETRY_AFTER_S):
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class Admission:
+    """A semaphore with a bounded, timed wait. Single event loop: counters need no lock."""
+
+    def __init__(self, max_in_flight: int, max_queue: int, wait_s: float):
+        self.max_in_flight = max_in_flight
+        self.max_queue = max_queue
+        self.wait_s = wait_s
+        self.in_flight = 0
+        self.queued = 0
+        self._freed = asyncio.Condition()
+
+    async def acquire(self) -> None:
+        if self.in_flight < self.max_in_flight and self.queued == 0:
+            self.in_flight += 1
+            return
+        if self.queued >= self.max_queue:
+            metrics.ADMISSION_REFUSED.labels(reason="queue_full").inc()
+            raise Overloaded(
+                f"overloaded: {self.in_flight} answers in flight and {self.queued} waiting (GA_MAX_IN_FLIGHT, "
+                "GA_ADMISSION_QUEUE); retry after the Retry-After delay"
+            )
+        self.queued += 1
+        metrics.ADMISSION_QUEUED.set(self.queued)
+        try:
+            async with self._freed:
+                await asyncio.wait_for(
+                    self._freed.wait_for(lambda: self.in_flight < self.max_in_flight), timeout=self.wait_s
+                )
+                self.in_flight += 1
+        except TimeoutError:
+            metrics.ADMISSION_REFUSED.labels(reason="wait_timeout").inc()
+            raise Overloaded(
+                f"overloaded: no answer slot freed within {self.wait_s:g} s (GA_ADMISSION_WAIT_S); retry after the "
+                "Retry-After delay",
+                retry_after_s=max(RETRY_AFTER_S, math.ceil(self.wait_s)),
+            ) from None
+        finally:
+            self.queued -= 1
+            metrics.ADMISSION_QUEUED.set(self.queued)
+
+    async def release(self) -> None:
+        self.in_flight -= 1
+        async with self._freed:
+            self._freed.notify(1)
+
+
+class AdmissionMiddleware:
+    """Pure ASGI: admits POSTs to the answer routes; the slot is held until the response (a whole
+    stream included) is sent."""
+
+    def __init__(self, app: ASGIApp, admission: Admission, paths: Iterable[str]):
+        self.app = app
+        self.admission = admission
+        self.paths = frozenset(paths)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] not in self.paths:
+            return await self.app(scope, receive, send)
+        try:
+            await self.admission.acquire()
+        except Overloaded as exc:
+            return await send_error(send, exc, headers=[(b"retry-after", str(exc.retry_after_s).encode())])
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            await self.admission.release()

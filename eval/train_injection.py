@@ -1,0 +1,208 @@
+"""Fit the planted-instruction detector on the dev split of eval/labelled/injection.jsonl, only on it.
+
+    python -m eval.train_injection            # fit on dev, pick thresholds by 5-fold CV on dev, write weights
+    python -m eval.train_injection --report   # figures: test split first, then dev (reads, never writes)
+
+1. Samples: every dev line, plus each sentence of a multi-sentence line with the line's label
+   (the service scores sentences, app/pipeline/injection.strip_instructions).
+2. Model: L2-regularised logistic regression over hashed word 1-2-grams and character 3-5-grams
+   (app/pipeline/injection.features), AdaGrad, fixed seed: pure Python, a few seconds.
+3. Thresholds: out-of-fold probabilities from 5 folds of dev (fold = hash of the line id); the
+   sentence threshold and the neighbour threshold are the pair with the most attack lines removed
+   while at most 1.5 % of benign lines lose a sentence (the target is 2 %: a quarter of it is margin);
+   ties go to the higher thresholds.
+4. Writes app/pipeline/injection_weights.json (weights rounded, near-zero ones dropped) with what it
+   was fitted on and the cross-validated dev figures.
+
+A line counts as removed when strip_instructions drops at least one of its sentences (the
+instruction is cut), and as fully removed when nothing of it is left; a benign line counts as a
+false removal when any of its sentences is dropped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import random
+from collections import defaultdict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from app.language.text import split_sentences
+from app.pipeline.injection import WEIGHTS_PATH, InjectionModel, features, strip_instructions
+
+DATA = Path(__file__).resolve().parent / "labelled" / "injection.jsonl"
+L2 = 1e-4
+EPOCHS = 40
+LEARNING_RATE = 0.5
+SEED = 12
+FOLDS = 5
+MAX_BENIGN_LOSS = 0.015
+THRESHOLDS = [round(0.30 + 0.05 * i, 2) for i in range(13)]  # 0.30 … 0.90
+
+
+def load(path: Path = DATA) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def samples(rows: list[dict[str, Any]]) -> list[tuple[dict[int, float], int]]:
+    out = []
+    for row in rows:
+        label = 1 if row["label"] == "attack" else 0
+        out.append((features(row["text"]), label))
+        parts = split_sentences(row["text"])
+        if len(parts) > 1:
+            out.extend((features(p), label) for p in parts)
+    return out
+
+
+def fit(data: list[tuple[dict[int, float], int]]) -> tuple[float, dict[int, float]]:
+    """Logistic regression by AdaGrad SGD with L2; returns (bias, weights)."""
+    rng = random.Random(SEED)
+    w: dict[int, float] = defaultdict(float)
+    g2: dict[int, float] = defaultdict(lambda: 1e-8)
+    bias, bias_g2 = 0.0, 1e-8
+    order = list(range(len(data)))
+    for _ in range(EPOCHS):
+        rng.shuffle(order)
+        for k in order:
+            x, y = data[k]
+            z = bias + sum(w[i] * v for i, v in x.items())
+            p = 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+            err = p - y
+            for i, v in x.items():
+                g = err * v + L2 * w[i]
+                g2[i] += g * g
+                w[i] -= LEARNING_RATE * g / math.sqrt(g2[i])
+            bias_g2 += err * err
+            bias -= LEARNING_RATE * err / math.sqrt(bias_g2)
+    return bias, dict(w)
+
+
+def measure(rows: list[dict[str, Any]], detector: InjectionModel) -> dict[str, Any]:
+    """Attack lines removed (and fully removed), benign lines that lost a sentence, per language."""
+    attacks = [r for r in rows if r["label"] == "attack"]
+    benign = [r for r in rows if r["label"] == "benign"]
+    caught, fully, lost = 0, 0, 0
+    missed: list[str] = []
+    false: list[str] = []
+    by_lang: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])  # attacks, caught, benign, lost
+    for r in attacks:
+        out, n = strip_instructions(r["text"], detector)
+        by_lang[r["lang"]][0] += 1
+        if n:
+            caught += 1
+            by_lang[r["lang"]][1] += 1
+            fully += not out.strip()
+        else:
+            missed.append(r["text"])
+    for r in benign:
+        _, n = strip_instructions(r["text"], detector)
+        by_lang[r["lang"]][2] += 1
+        if n:
+            lost += 1
+            by_lang[r["lang"]][3] += 1
+            false.append(r["text"])
+    return {
+        "attack_lines": len(attacks),
+        "attacks_removed": caught,
+        "attack_removal_rate": round(caught / len(attacks), 4) if attacks else 0.0,
+        "attacks_fully_removed": fully,
+        "benign_lines": len(benign),
+        "benign_removed": lost,
+        "benign_removal_rate": round(lost / len(benign), 4) if benign else 0.0,
+        "by_lang": {k: dict(zip(("attacks", "removed", "benign", "benign_removed"), v)) for k, v in by_lang.items()},
+        "missed_attacks": missed,
+        "removed_benign": false,
+    }
+
+
+def _fold(row: dict[str, Any]) -> int:
+    return int(hashlib.sha1(row["id"].encode()).hexdigest(), 16) % FOLDS
+
+
+def choose_thresholds(dev: list[dict[str, Any]]) -> tuple[float, float, dict[str, Any]]:
+    """The (threshold, near_threshold) pair picked on out-of-fold dev predictions."""
+    fold_models = {}
+    for k in range(FOLDS):
+        bias, weights = fit(samples([r for r in dev if _fold(r) != k]))
+        fold_models[k] = (bias, weights)
+    best: tuple[tuple[float, float, float], float, float, dict[str, Any]] | None = None
+    for t in THRESHOLDS:
+        for near in [x for x in THRESHOLDS if x <= t]:
+            caught = lost = attacks = benign = 0
+            for k, (bias, weights) in fold_models.items():
+                fold_rows = [r for r in dev if _fold(r) == k]
+                m = measure(fold_rows, InjectionModel(bias, weights, t, near))
+                caught += m["attacks_removed"]
+                attacks += m["attack_lines"]
+                lost += m["benign_removed"]
+                benign += m["benign_lines"]
+            if lost > MAX_BENIGN_LOSS * benign:
+                continue
+            key = (caught / attacks, t, near)
+            if best is None or key > best[0]:
+                best = (key, t, near, {"attacks_removed": caught, "attack_lines": attacks, "benign_removed": lost})
+                best[3]["benign_lines"] = benign
+    if best is None:
+        raise SystemExit("no threshold keeps benign losses under the bar on dev")
+    return best[1], best[2], best[3]
+
+
+def train(path: Path = DATA, out: Path = WEIGHTS_PATH) -> dict[str, Any]:
+    rows = load(path)
+    dev = [r for r in rows if r["split"] == "dev"]
+    threshold, near, cv = choose_thresholds(dev)
+    bias, weights = fit(samples(dev))
+    kept = {str(i): round(v, 4) for i, v in sorted(weights.items()) if abs(v) >= 5e-4}
+    payload = {
+        "model": "logistic regression: hashed word 1-2-grams, char 3-5-grams, cue features (app/pipeline/injection.py)",
+        "trained_on": f"{path.relative_to(Path(__file__).resolve().parent.parent)} split=dev ({len(dev)} lines)",
+        "trained_at": datetime.now(UTC).strftime("%Y-%m-%d"),
+        "hyper": {"l2": L2, "epochs": EPOCHS, "learning_rate": LEARNING_RATE, "seed": SEED, "folds": FOLDS},
+        "dev_cross_validated": cv,
+        "threshold": threshold,
+        "near_threshold": near,
+        "bias": round(bias, 6),
+        "weights": kept,
+    }
+    out.write_text(json.dumps(payload, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
+    return payload
+
+
+def report(path: Path = DATA) -> dict[str, Any]:
+    rows = load(path)
+    detector = InjectionModel.from_json(json.loads(WEIGHTS_PATH.read_text(encoding="utf-8")))
+    return {split: measure([r for r in rows if r["split"] == split], detector) for split in ("test", "dev")}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", default=str(DATA))
+    ap.add_argument("--out", default=str(WEIGHTS_PATH))
+    ap.add_argument("--report", action="store_true", help="print test then dev figures; write nothing")
+    args = ap.parse_args()
+    if args.report:
+        for split, m in report(Path(args.data)).items():
+            print(
+                f"{split}: attacks removed {m['attacks_removed']}/{m['attack_lines']} ({m['attack_removal_rate']:.1%}),"
+                f" fully {m['attacks_fully_removed']}; benign removed {m['benign_removed']}/{m['benign_lines']}"
+                f" ({m['benign_removal_rate']:.1%})"
+            )
+            for text in m["missed_attacks"]:
+                print(f"  missed attack: {text}")
+            for text in m["removed_benign"]:
+                print(f"  removed benign: {text}")
+        return
+    payload = train(Path(args.data), Path(args.out))
+    print(
+        f"threshold {payload['threshold']}, near {payload['near_threshold']}, {len(payload['weights'])} weights;"
+        f" dev cross-validated: {payload['dev_cross_validated']}"
+    )
+
+
+if __name__ == "__main__":
+    main()

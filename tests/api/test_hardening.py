@@ -1,0 +1,277 @@
+"""Issue-12 defects, each a regression test over HTTP against the real service and local upstreams:
+malformed search-result URLs, integers past 64 bits, input limits, trace ownership."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from simulators.searxng import searx_result
+from tests.api.helpers import ACME_REPORTS, TODAY, chat
+
+QUESTION = "How much does the Acme Cloud Pro plan cost per month?"
+MALFORMED = [
+    "http://[::1/",
+    "http://example.com:65536/x",
+    "http://[not-an-ip]/",
+    "https://exa mple.com/a",
+    "http://:80/",
+]
+
+
+def _svc(searxng, web, service_factory, **extra):
+    return service_factory(**searxng.settings_overrides(), **web.settings_overrides(), **extra)
+
+
+def _acme_results(web):
+    urls = []
+    for i, paras in enumerate(ACME_REPORTS):
+        site = web.site(f"news-{i}.test")
+        urls.append(site.add_article("/acme", "Acme Cloud Pro price", paras, published=TODAY))
+    return [searx_result(u, "Acme Cloud Pro", "Acme Cloud Pro plan price") for u in urls]
+
+
+@pytest.mark.parametrize("route", ["/v1/grounded-answers", "/v1/context"])
+def test_malformed_result_urls_are_dropped_not_a_500(searxng, web, service_factory, route):
+    good = _acme_results(web)
+    # Built by hand: a real SearXNG passes such URLs through as strings (parsed_url would not parse).
+    bad = [{**good[0], "url": u, "parsed_url": [], "title": "bad"} for u in MALFORMED]
+    searxng.set_default(bad + good)
+    svc = _svc(searxng, web, service_factory)
+    body = chat(QUESTION) if route.endswith("answers") else {"query": QUESTION}
+    r = httpx.post(svc.url + route, json=body, timeout=30)
+    assert r.status_code == 200, r.text
+    text = r.text
+    assert "65536" not in text and "[::1" not in text
+
+
+@pytest.mark.parametrize("value", [2**64, -(2**63) - 1, 10**30])
+def test_integers_past_64_bits_are_a_400_not_a_500(searxng, web, service_factory, value):
+    svc = _svc(searxng, web, service_factory)
+    for body in (
+        {**chat(QUESTION), "seed": value},
+        {**chat(QUESTION), "max_tokens": value},
+        {**chat(QUESTION), "metadata": {"n": value}},
+        chat(QUESTION, max_results=value),
+    ):
+        r = httpx.post(svc.url + "/v1/chat/completions", json=body, timeout=30)
+        assert r.status_code in (200, 400), (body, r.status_code, r.text)
+        assert "Traceback" not in r.text
+
+
+# --- input limits ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def keyed(request):
+    from simulators import ServiceServer
+
+    s = ServiceServer(
+        api_keys=["k1", "k2"], max_body_bytes=20_000, max_messages=5, max_request_chars=2_000, body_read_timeout_s=1.0
+    ).start()
+    request.addfinalizer(s.stop)
+    return s
+
+
+def _post(svc, body=None, *, key="k1", headers=None, **kw):
+    headers = {**({"Authorization": f"Bearer {key}"} if key else {}), **(headers or {})}
+    return httpx.post(svc.url + "/v1/chat/completions", json=body, headers=headers, timeout=30, **kw)
+
+
+def _error(r, status, code):
+    assert r.status_code == status, r.text
+    err = r.json()["error"]
+    assert set(err) == {"message", "type", "param", "code"} and err["code"] == code, err
+    return err
+
+
+def test_body_over_the_limit_is_413_before_auth(keyed):
+    big = chat("x" * 30_000)
+    _error(_post(keyed, big), 413, "request_too_large")
+    # No key at all: the size is refused before the key is looked at (the body is never parsed).
+    _error(_post(keyed, big, key=None), 413, "request_too_large")
+
+
+def test_chunked_body_over_the_limit_is_413_while_reading(keyed):
+    def chunks():
+        for _ in range(50):
+            yield b"x" * 1_000
+
+    r = httpx.post(
+        keyed.url + "/v1/chat/completions", content=chunks(), headers={"Authorization": "Bearer k1"}, timeout=30
+    )
+    _error(r, 413, "request_too_large")
+
+
+def test_too_many_messages_and_characters_are_400(keyed):
+    many = {"model": "x", "messages": [{"role": "user", "content": "hi"}] * 6}
+    assert _error(_post(keyed, many), 400, "request_too_large")["param"] == "messages"
+    long = chat("What is tomllib? " + "word " * 500)
+    assert _error(_post(keyed, long), 400, "request_too_large")["param"] == "messages"
+
+
+def test_seed_past_64_bits_is_400_and_max_tokens_is_clamped(keyed):
+    assert _error(_post(keyed, {**chat("What is tomllib?"), "seed": 2**64}), 400, "invalid_request")["param"] == "seed"
+    r = _post(keyed, {**chat("What is tomllib?"), "max_tokens": 2**70})
+    assert r.status_code == 200, r.text
+
+
+def test_control_characters_are_stripped_not_a_crash(keyed):
+    r = _post(keyed, chat("What is\x00 tomllib?\x1b[31m\x07"))
+    assert r.status_code == 200, r.text
+    assert "\x00" not in r.text and "\\u0000" not in r.text
+
+
+def test_a_body_that_trickles_in_is_cut_off(keyed):
+    import socket
+    import time
+
+    host, port = keyed.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(
+            b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k1\r\n"
+            b'Content-Type: application/json\r\nContent-Length: 500\r\n\r\n{"model":'
+        )
+        started = time.monotonic()
+        reply = sock.recv(4096)
+        waited = time.monotonic() - started
+    assert b" 408 " in reply.split(b"\r\n", 1)[0], reply[:200]
+    assert b"request_timeout" in reply
+    assert waited < 8  # the 1 s read timeout, generously: not the client's 10 s socket timeout
+
+
+# --- traces belong to the key that made them; keys -------------------------------------------------
+
+
+def test_traces_are_readable_only_by_their_key_and_ids_are_never_the_clients(keyed):
+    r = _post(keyed, chat("What is tomllib?"), headers={"X-Request-Id": "victim-1"})
+    assert r.status_code == 200
+    rid = r.headers["X-Request-Id"]
+    assert rid != "victim-1" and r.headers["X-Client-Request-Id"] == "victim-1"
+    own = httpx.get(keyed.url + f"/v1/traces/{rid}", headers={"Authorization": "Bearer k1"})
+    assert own.status_code == 200 and own.json()["plan"]["question"]
+    other = httpx.get(keyed.url + f"/v1/traces/{rid}", headers={"Authorization": "Bearer k2"})
+    _error(other, 404, "not_found")
+    # Key 2 reusing key 1's client id neither overwrites nor reads key 1's trace.
+    r2 = _post(keyed, chat("What is asyncio.TaskGroup?"), key="k2", headers={"X-Request-Id": "victim-1"})
+    assert r2.headers["X-Request-Id"] != rid
+    again = httpx.get(keyed.url + f"/v1/traces/{rid}", headers={"Authorization": "Bearer k1"}).json()
+    assert again["plan"]["question"] == own.json()["plan"]["question"]
+    assert _error(
+        httpx.get(keyed.url + "/v1/traces/victim-1", headers={"Authorization": "Bearer k1"}), 404, "not_found"
+    )
+
+
+def test_stored_traces_keep_a_bounded_excerpt_of_the_question(keyed):
+    long_question = "What is tomllib and how does it parse TOML files? " + "Please explain in detail. " * 60
+    r = _post(keyed, chat(long_question))
+    assert r.status_code == 200, r.text
+    trace = httpx.get(keyed.url + "/v1/traces/" + r.headers["X-Request-Id"], headers={"Authorization": "Bearer k1"})
+    assert len(trace.json()["plan"]["question"]) <= keyed.settings.trace_text_chars + 1
+
+
+@pytest.mark.parametrize("scheme", ["Bearer", "bearer", "BEARER", "bEaReR"])
+def test_the_bearer_scheme_is_case_insensitive(keyed, scheme):
+    r = httpx.get(keyed.url + "/v1/models", headers={"Authorization": f"{scheme} k1"})
+    assert r.status_code == 200
+    _error(httpx.get(keyed.url + "/v1/models", headers={"Authorization": f"{scheme} k3"}), 401, "invalid_api_key")
+    _error(httpx.get(keyed.url + "/v1/models", headers={"Authorization": "Basic k1"}), 401, "invalid_api_key")
+
+
+def test_keys_file_holds_digests_and_revocation_needs_no_restart(tmp_path, service_factory):
+    import hashlib
+    import time
+
+    path = tmp_path / "keys"
+    path.write_text(
+        "# team keys\n"
+        f"sha256:{hashlib.sha256(b'alpha').hexdigest()} alpha-team\n"
+        f"sha256:{hashlib.sha256(b'beta').hexdigest()} beta-team\n"
+    )
+    svc = service_factory(api_keys_file=path, auth="required")
+
+    def status(key):
+        return httpx.get(svc.url + "/v1/models", headers={"Authorization": f"Bearer {key}"}).status_code
+
+    assert (status("alpha"), status("beta"), status("gamma")) == (200, 200, 401)
+    path.write_text(f"sha256:{hashlib.sha256(b'alpha').hexdigest()} alpha-team\n")
+    import os
+
+    os.utime(path, (time.time() + 5, time.time() + 5))  # a new mtime even on coarse clocks
+    deadline = time.monotonic() + 10
+    while status("beta") != 401 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert (status("alpha"), status("beta")) == (200, 401)
+
+
+def test_no_keys_and_auth_required_refuses_to_start():
+    from app.api.keys import AuthMisconfigured, KeyRing
+    from app.settings import Settings
+
+    with pytest.raises(AuthMisconfigured, match="GA_AUTH=disabled"):
+        KeyRing(Settings(auth="required", api_keys=[]))
+    assert KeyRing(Settings(auth="disabled")).verify("anything") is not None
+
+
+def test_an_unexpected_error_is_logged_with_the_request_id():
+    import asyncio
+    import io
+    import logging
+
+    from app.logs import JsonFormatter
+    from app.main import RequestIdMiddleware
+
+    async def boom(scope, receive, send):  # a handler bug that escaped every exception handler
+        raise RuntimeError("kaboom")
+
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    logging.getLogger("app.main").addHandler(handler)
+    app = RequestIdMiddleware(boom)
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+
+    async def go():
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            return await client.get("/")
+
+    try:
+        r = asyncio.run(go())
+    finally:
+        logging.getLogger("app.main").removeHandler(handler)
+    assert r.status_code == 500 and r.json()["error"]["type"] == "server_error"
+    logged = [line for line in stream.getvalue().splitlines() if "kaboom" in line]
+    assert logged and f'"request_id":"{r.headers["X-Request-Id"]}"' in logged[0]
+
+
+# --- slow clients ------------------------------------------------------------------------------
+
+
+def _raw(svc):
+    import socket
+
+    host, port = svc.url.removeprefix("http://").split(":")
+    return socket.create_connection((host, int(port)), timeout=15)
+
+
+@pytest.mark.parametrize("partial", [b"", b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nX-Slow: "])
+def test_a_client_that_never_finishes_its_headers_is_disconnected(service_factory, partial):
+    import time
+
+    svc = service_factory(header_read_timeout_s=1.0)
+    with _raw(svc) as sock:
+        sock.sendall(partial)
+        started = time.monotonic()
+        data = sock.recv(1024)  # b"" once the service closes the connection
+        waited = time.monotonic() - started
+    assert data == b"" and waited < 10  # closed after ~1 s, long before the client's 15 s timeout
+
+
+def test_the_header_deadline_does_not_cut_a_kept_alive_connection(service_factory):
+    import time
+
+    svc = service_factory(header_read_timeout_s=1.0)
+    with httpx.Client(base_url=svc.url) as client:
+        assert client.get("/healthz").status_code == 200
+        time.sleep(1.5)  # idle between requests: the keep-alive timer's business (5 s), not the header deadline
+        assert client.get("/healthz").status_code == 200

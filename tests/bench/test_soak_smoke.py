@@ -1,0 +1,81 @@
+"""Smoke test of the soak harness (bench/soak.py): 10 clients for 10 s through the real processes
+(uvicorn service, upstream simulators behind fault proxies). No timing assertions: the report has
+its shape, the faults were injected, and the service made no error of its own."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+
+from bench.soak import SECTION, _classify, slope_mb_per_min, update_doc
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_slope_is_a_least_squares_fit_in_mb_per_minute():
+    assert slope_mb_per_min([(0, 100.0), (30, 101.0), (60, 102.0)]) == 2.0
+    assert slope_mb_per_min([(0, 100.0), (30, 100.0), (60, 100.0)]) == 0.0
+    assert slope_mb_per_min([(0, 100.0)]) is None
+
+
+def test_classification_of_answers():
+    def resp(status: int, body: object, **headers: str) -> httpx.Response:
+        return httpx.Response(status, json=body, headers=headers)
+
+    ok = _classify(resp(200, {"choices": [{"message": {"content": "x"}}], "grounding": {"status": "grounded"}}))
+    assert ok == {"status": 200, "answer": "grounded"}
+    abstained = {
+        "choices": [{"message": {"content": "no"}}],
+        "grounding": {"status": "abstained", "abstention": {"reason": "no_usable_pages"}},
+    }
+    assert _classify(resp(200, abstained))["answer"] == "abstained:no_usable_pages"
+    assert _classify(resp(200, {"oops": 1}))["service_error"] == "200_not_a_chat_completion"
+    overloaded = _classify(resp(503, {"error": {"code": "overloaded"}}, **{"Retry-After": "1"}))
+    assert "service_error" not in overloaded and overloaded["retry_after"] == "1"
+    assert _classify(resp(500, {"error": {"code": "internal_error"}}))["service_error"] == "http_500:internal_error"
+    assert _classify(resp(400, {"error": {"code": "invalid_request"}}))["service_error"].startswith("http_400")
+
+
+def test_update_doc_replaces_the_last_section(tmp_path):
+    doc = tmp_path / "B.md"
+    doc.write_text("# Benchmarks\n\n## 6. Memory\n\ntable\n")
+    update_doc(f"{SECTION}\n\nfirst\n", doc)
+    update_doc(f"{SECTION}\n\nsecond\n", doc)
+    text = doc.read_text()
+    assert text.count(SECTION) == 1 and "second" in text and "first" not in text and "## 6. Memory" in text
+
+
+def test_smoke_soak_reports_and_the_service_makes_no_errors(tmp_path, bench_data):
+    out_json, out_md = tmp_path / "soak.json", tmp_path / "soak.md"
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.soak", "--smoke", "--workers", "1", "--json", str(out_json), "--md", str(out_md)],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = json.loads(out_json.read_text())
+    assert res["config"]["clients"] == 10 and res["config"]["seconds"] == 10
+    assert res["requests"] > 0 and res["answered_200"] >= 1
+    assert sum(int(n) for n in res["statuses"].values()) == res["requests"]
+    # the service's own mistakes: none (502/503/504 would be documented answers, not errors)
+    assert res["service_errors"] == 0, res["service_error_examples"]
+    assert res["service_alive_at_end"]
+    for key in ("p50", "p95", "p99"):
+        assert res["latency_200_s"][key] > 0
+    assert res["deadline_s"] == 20.0
+    # every upstream was reached through its proxy, and faults were injected
+    faults = res["faults_injected"]
+    assert set(faults) == {"search", "llm", "web"}
+    assert all(f["exchanges"] > 0 and f["refuse_windows"] >= 1 for f in faults.values())
+    assert res["upstream_requests"]["search_requests"] > 0 and res["upstream_requests"]["web_requests"] > 0
+    rss = res["rss"]
+    assert len(rss["samples"]) >= 3 and rss["start_mb"] > 0 and rss["peak_hwm_sum_mb"] > 0
+    assert "slope_second_half_mb_per_min" in rss
+    md = out_md.read_text()
+    assert md.startswith(SECTION) and "python -m bench.soak --smoke" in md and "service errors" in md
