@@ -26,6 +26,9 @@ from pathlib import Path
 from app.extract.text_clean import strip_invisible
 from app.language.text import split_sentences
 
+SENTENCE_SCORE_CACHE = 8192  # sentences whose score is remembered (~100 bytes each)
+LOGIT_CLAMP = 30.0  # exp() of more overflows nothing but says nothing more: P is 0 or 1 to 13 digits
+
 WEIGHTS_PATH = Path(__file__).with_name("injection_weights.json")
 BUCKETS = 1 << 18  # hashed feature space (crc32 of the feature string, stable across processes)
 CHAR_NGRAMS = (3, 4, 5)
@@ -185,7 +188,7 @@ class InjectionModel:
 
     def probability(self, text: str) -> float:
         z = self.bias + sum(self.weights.get(i, 0.0) * v for i, v in features(text).items())
-        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+        return 1.0 / (1.0 + math.exp(-max(-LOGIT_CLAMP, min(LOGIT_CLAMP, z))))
 
     @classmethod
     def from_json(cls, data: dict) -> InjectionModel:
@@ -203,7 +206,7 @@ def model() -> InjectionModel:
     return InjectionModel.from_json(json.loads(WEIGHTS_PATH.read_text(encoding="utf-8")))
 
 
-@lru_cache(maxsize=8192)  # evidence sentences recur across requests (cached pages, popular questions)
+@lru_cache(maxsize=SENTENCE_SCORE_CACHE)  # evidence sentences recur across requests (cached pages, popular questions)
 def _probability(sentence: str) -> float:
     return model().probability(sentence)
 

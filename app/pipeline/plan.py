@@ -17,13 +17,19 @@ from datetime import date
 from app import metrics
 from app.domain.types import Plan
 from app.errors import UpstreamError
-from app.language.question import analyse
+from app.language.question import AskedKind, analyse
 from app.language.text import STOP_WORDS, words
 from app.language.text import YEAR as _YEAR
 from app.language.time import default_window
 from app.pipeline.context import RunContext
 from app.pipeline.route import is_time_sensitive
 from app.providers.llm.base import ChatModel
+
+MAX_QUERIES = 4  # the API's max_queries ceiling: more queries cost more than they find
+MIN_QUERY_CHARS = 3  # shorter planner output is noise, not a query
+MAX_QUERY_CHARS = 300  # search APIs cut or refuse longer queries
+PHRASE_EXTRA_KEYWORDS = 3  # keywords added to a quoted-phrase query to keep it specific
+MAX_FRESHNESS_DAYS = 3650  # the API's freshness_days ceiling (ten years)
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +58,7 @@ def is_follow_up(question: str) -> bool:
 def standalone_question(turns: list[tuple[str, str]]) -> str:
     """Rewrite a follow-up ("what about its tasks?") into a standalone question by carrying the
     subject of the conversation: the anchors and names of the previous question (itself made
-    standalone first), then what the previous answer is about. `turns` are (role,
+    standalone first), or, when it names none, what the previous answer is about. `turns` are (role,
     text), oldest first; earlier answers' citation markers are ignored."""
     _conversation.set(tuple(turns))
     users = [i for i, (role, text) in enumerate(turns) if role == "user" and text.strip()]
@@ -63,12 +69,21 @@ def standalone_question(turns: list[tuple[str, str]]) -> str:
     _conversation.set(tuple(turns))
     answer = next((t for r, t in turns[users[-2] + 1 : users[-1]] if r == "assistant"), "")
     carried: list[str] = []
-    for term in [*_subject_terms(previous), *_answer_subject(answer)]:
+    # Whom the follow-up points back to: "his net worth" after "Who is the CEO of Nvidia?" means the
+    # person the answer named; "its licence" after "Who maintains Quill?" still means Quill. So the
+    # answer's subject leads only for a personal pronoun after a who-question; otherwise the previous
+    # question's subject does, and the answer's only when the question names none.
+    asked, answered = _subject_terms(previous), _answer_subject(answer)
+    person_ref = _PERSONAL.search(question) and analyse(previous).kind in (AskedKind.person, AskedKind.organisation)
+    for term in (answered or asked) if person_ref else (asked or answered):
         known = " ".join([question, *carried]).lower()
         if term.lower() not in known:
             carried.append(term)
     carried = carried[:CARRIED_TERMS]
     return f"{question} ({' '.join(carried)})" if carried else question
+
+
+_PERSONAL = re.compile(r"\b(he|him|his|she|her|hers|they|them|their)\b", re.I)
 
 
 def _subject_terms(question: str) -> list[str]:
@@ -109,7 +124,7 @@ def _entity_phrases(text: str) -> list[str]:
         phrase = quoted or cap or ver
         if phrase and phrase.lower() not in STOP_WORDS and phrase not in out:
             out.append(phrase)
-    return out[:4]
+    return out[:MAX_QUERIES]
 
 
 def default_freshness(question: str, fallback: int) -> int:
@@ -125,10 +140,10 @@ def clean_queries(raw: list, *, cap: int, question: str, today: date, primary_do
             continue
         q = " ".join(q.split()).strip(" \"'")
         key = " ".join(sorted(set(words(q))))
-        if len(q) < 3 or not key or key in seen:
+        if len(q) < MIN_QUERY_CHARS or not key or key in seen:
             continue
         seen.add(key)
-        out.append(q[:300])
+        out.append(q[:MAX_QUERY_CHARS])
     if primary_domains and out and not any("site:" in q for q in out):
         site = f"{_keywords(question) or out[0]} site:{primary_domains[0]}"
         out = out[: max(1, cap - 1)] + [site]
@@ -155,7 +170,9 @@ def heuristic_plan(
     phrases = _entity_phrases(question)
     if phrases:
         candidates.append(
-            " ".join(phrases + [w for w in _keywords(question).split() if w not in " ".join(phrases)][:3])
+            " ".join(
+                phrases + [w for w in _keywords(question).split() if w not in " ".join(phrases)][:PHRASE_EXTRA_KEYWORDS]
+            )
         )
     queries = clean_queries(
         candidates,
@@ -259,7 +276,7 @@ async def llm_plan(
 
 def _clamp(value, fallback: int) -> int:
     try:
-        return min(3650, max(1, int(value)))
+        return min(MAX_FRESHNESS_DAYS, max(1, int(value)))
     except (TypeError, ValueError):
         return fallback
 

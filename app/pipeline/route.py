@@ -11,6 +11,8 @@ import re
 from app.domain.types import Route
 from app.language.question import analyse
 
+MIN_GIVEN_TEXT_CHARS = 40  # "translate this: <text>" needs text to work on; shorter is a question
+
 _TRANSFORM = re.compile(
     r"^\s*(please\s+)?(summari[sz]e|translate|rewrite|rephrase|paraphrase|proofread|correct|fix|refactor|"
     r"reformat|format|convert|shorten|simplify|turn)\b",
@@ -37,6 +39,6 @@ def route_request(question: str, mode: str, *, given_text_chars: int, llm_availa
         return Route(False, "small_talk")
     if _ARITHMETIC.match(question):
         return Route(False, "arithmetic")
-    if _TRANSFORM.match(question) and given_text_chars >= 40:
+    if _TRANSFORM.match(question) and given_text_chars >= MIN_GIVEN_TEXT_CHARS:
         return Route(False, "text_transformation")
     return Route(True, "time_sensitive" if is_time_sensitive(question) else "default_grounded")

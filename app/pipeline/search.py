@@ -23,6 +23,12 @@ from app.providers.retry import CircuitOpen, RetryPolicy, call_with_retries
 from app.providers.search.base import SearchProvider, SearchQuery
 from app.urls import domain_matches, host_of, normalize_url
 
+MS_PER_S = 1000
+# Tie-breakers on top of reciprocal-rank fusion (at most 1/(RRF_K + 1) per list): small enough that
+# they reorder results of similar rank, never overturn the engines' agreement.
+TITLE_OVERLAP_WEIGHT = 0.05  # share of the question's terms found in title + snippet
+PRIMARY_BONUS = 0.03  # an official source of the subject
+
 log = logging.getLogger(__name__)
 RRF_K = 10  # reciprocal-rank fusion constant: small k trusts the engines' top ranks more
 
@@ -158,7 +164,7 @@ async def _search_chain(
             why = type(exc).__name__
         else:
             if paid:
-                result.elapsed_ms = (time.perf_counter() - t0) * 1000
+                result.elapsed_ms = (time.perf_counter() - t0) * MS_PER_S
                 metrics.UPSTREAM_CALLS.labels(kind="search", provider=provider.name, outcome="ok").inc()
             last = result
             if result.hits:
@@ -209,7 +215,7 @@ def _merge(results: list[SearchResult], question: str, opts, filtered: dict[str,
         if opts.primary_domains and domain_matches(host_of(hit.url), opts.primary_domains):
             hit.primary = True
         overlap = len(q_terms & set(terms(f"{hit.title} {hit.snippet}"))) / max(1, len(q_terms))
-        score[key] += 0.05 * overlap + (0.03 if hit.primary else 0.0)
+        score[key] += TITLE_OVERLAP_WEIGHT * overlap + (PRIMARY_BONUS if hit.primary else 0.0)
     ranked = sorted(merged, key=lambda k: -score[k])
     return [merged[k] for k in ranked]
 
