@@ -26,7 +26,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import REPO_ROOT  # noqa: E402
 from bench.config import BenchConfig  # noqa: E402
 
-FIGURES = ["latency", "cpu", "cache", "quality", "tokens", "memory"]
+FIGURES = ["latency", "cpu", "cache", "quality", "tokens", "memory", "overload"]
+# Sections written by other scripts (the soak, time to first sentence) sit below this line in the doc
+# and are kept as they are when the figures above it are regenerated.
+KEPT_MARKER = (
+    "<!-- Sections below are written by their own scripts (each names its command); bench/run.py keeps them. -->"
+)
 RESULTS = REPO_ROOT / "bench" / "results"
 
 
@@ -149,7 +154,10 @@ def main(argv: list[str] | None = None) -> int:
         json_path.parent.mkdir(parents=True, exist_ok=True)
         json_path.write_text(json.dumps(data, indent=1, default=str) + "\n")  # after each figure: partial runs keep
         md_path.parent.mkdir(parents=True, exist_ok=True)
-        md_path.write_text(render_doc(data))
+        kept = ""
+        if md_path.exists() and KEPT_MARKER in (old := md_path.read_text()):
+            kept = "\n" + KEPT_MARKER + old.split(KEPT_MARKER, 1)[1]
+        md_path.write_text(render_doc(data) + kept)
     print(f"[bench] all done in {time.monotonic() - t_all:.0f} s → {md_path}", file=sys.stderr)
     return 0
 
