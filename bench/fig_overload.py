@@ -78,6 +78,10 @@ def run(cfg: BenchConfig) -> dict:
     }
 
 
+def _ms(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0f}"
+
+
 def render(res: dict) -> str:
     s = res["settings"]
     lines = [
@@ -93,8 +97,8 @@ def render(res: dict) -> str:
     for lv in res["levels"]:
         acc, ref = lv["accepted_ms"] or {}, lv["refused_ms"] or {}
         lines.append(
-            f"| {lv['c']} | {lv['requests']} | {lv['answers_per_s']} | {acc.get('p50', '—')} | {acc.get('p95', '—')} | "
-            f"{acc.get('p99', '—')} | {lv['refusal_rate']:.1%} | {ref.get('p50', '—')} | {lv['longest_wait_ms']} | "
+            f"| {lv['c']} | {lv['requests']} | {lv['answers_per_s']} | {_ms(acc.get('p50'))} | {_ms(acc.get('p95'))} | "
+            f"{_ms(acc.get('p99'))} | {lv['refusal_rate']:.1%} | {_ms(ref.get('p50'))} | {_ms(lv['longest_wait_ms'])} | "
             f"{lv['statuses']} |"
         )
     lines += [
