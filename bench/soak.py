@@ -11,7 +11,9 @@ bench/procs.py ServiceProcess, GA_AUTH=disabled) and the upstreams (`python -m b
 SearXNG, the web with 240 sites, the scripted OpenAI chat model, and one FaultProxy in front of
 each). The service sees only the proxies: GA_SEARXNG_URL and GA_LLM_BASE_URL point at theirs, and the
 search results link pages at 127.0.0.x:<web proxy port> (one proxy listening on every site's
-address and forwarding to the same address on the web server's port).
+address and forwarding to the same address on the web server's port). That process reads commands
+on stdin: `stats` (request and fault counters), `set <search|llm|web> <json>` (change a proxy's
+faults at run time), `quit`.
 
 Each client loops until the time is up: one distinct question per request (the latency figure's
 workload: real aeb pages, LLM planner and composer), `grounding.cache` "bypass" on every other
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import itertools
 import json
 import os
@@ -160,17 +163,11 @@ def serve(spec: dict) -> None:
                 print(json.dumps(up.stats()), flush=True)
             elif cmd == "set":  # set <proxy> <json>: change one proxy's faults at run time
                 name, _, changes = arg.partition(" ")
-                print(json.dumps(dataclass_dict(up.proxies[name].set(**json.loads(changes)))), flush=True)
+                print(json.dumps(dataclasses.asdict(up.proxies[name].set(**json.loads(changes)))), flush=True)
             elif cmd == "quit":
                 break
     finally:
         up.stop()
-
-
-def dataclass_dict(obj) -> dict:
-    import dataclasses
-
-    return dataclasses.asdict(obj)
 
 
 class FaultyUpstreamsProcess(UpstreamsProcess):
@@ -206,6 +203,9 @@ def _classify(resp: httpx.Response) -> dict:
         g = body.get("grounding") or {}
         reason = (g.get("abstention") or {}).get("reason")
         out["answer"] = f"{g.get('status')}:{reason}" if reason else str(g.get("status"))
+        total = (g.get("timings_ms") or {}).get("total")
+        if isinstance(total, int | float):
+            out["server_ms"] = round(total)
         return out
     err = (body or {}).get("error") if isinstance(body, dict) else None
     out["code"] = (err or {}).get("code") if isinstance(err, dict) else None
@@ -317,6 +317,7 @@ def analyse(records: list[dict], wall_s: float, deadline_s: float, rss: dict) ->
     answers = Counter(r["answer"] for r in records if r.get("answer"))
     ok = [r["latency_s"] for r in records if r["status"] == 200 and not r.get("service_error")]
     every = [r["latency_s"] for r in records if r["status"] != 0]
+    server = [r["server_ms"] for r in records if r.get("server_ms") is not None]
     timeline = []
     for start in range(0, int(wall_s) + 1, 10):
         window = [r for r in records if start <= r["t"] < start + 10]
@@ -350,6 +351,15 @@ def analyse(records: list[dict], wall_s: float, deadline_s: float, rss: dict) ->
         "deadline_s": deadline_s,
         "over_deadline_200": sum(v > deadline_s for v in ok),
         "over_deadline_plus_admission_200": sum(v > deadline_s + ADMISSION_WAIT_S for v in ok),
+        "server_total_ms_200": {k: round(v) for k, v in pcts(server).items()} if server else None,
+        "slowest_200": sorted(
+            (
+                {k: r.get(k) for k in ("t", "latency_s", "server_ms", "bypass", "answer")}
+                for r in records
+                if r["status"] == 200
+            ),
+            key=lambda r: -r["latency_s"],
+        )[:10],
         "bypass_share": round(sum(r["bypass"] for r in records) / len(records), 3) if records else None,
         "timeline_10s": timeline,
         "rss": rss,
@@ -523,8 +533,8 @@ def render(res: dict, command: str) -> str:
         SECTION,
         "",
         f"Reproduce: `{command}` (run {res['started']}, {res['wall_s']:.0f} s of load; `--smoke` is the 10-client "
-        "test's version). Written by bench/soak.py, not by `scripts/bench`: re-generating the document drops this "
-        "section; the raw results stay in `bench/results/soak-*.json`.",
+        "test's version). Written by bench/soak.py (`--update-doc`), not by `scripts/bench`, which keeps it; raw "
+        "results in `bench/results/soak-*.json`.",
         "",
         f"{c['clients']} concurrent clients for {c['seconds']:.0f} s against the service (`python -m uvicorn "
         f"app.main:app`, {c['workers']} worker(s), GA_DEADLINE_MS={c['deadline_ms']}), each sending one distinct "
@@ -599,11 +609,17 @@ def _fmt(v: float | None) -> str:
 
 
 def update_doc(section: str, doc: Path = DOC) -> None:
-    """Replace the "Soak under faults" section (always the last one) or append it."""
+    """Replace the "Soak under faults" section (up to the next "## " heading) or append it at the end,
+    below bench/run.py's marker, where a regeneration of the figures keeps it."""
     text = doc.read_text() if doc.exists() else ""
     if SECTION in text:
-        text = text[: text.index(SECTION)]
-    doc.write_text(text.rstrip() + "\n\n" + section)
+        start = text.index(SECTION)
+        nxt = text.find("\n## ", start + len(SECTION))
+        rest = text[nxt + 1 :] if nxt != -1 else ""
+        text = text[:start].rstrip() + "\n\n" + section.rstrip() + "\n" + ("\n" + rest if rest else "")
+    else:
+        text = text.rstrip() + "\n\n" + section.rstrip() + "\n"
+    doc.write_text(text)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -36,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.language import support as support_mod  # noqa: E402
+from app.language import support_passages, support_polarity  # noqa: E402
 from app.language.support import LexicalSupport  # noqa: E402
 from app.language.text import split_sentences  # noqa: E402
 
@@ -239,7 +239,7 @@ def real_report(scorers) -> tuple[str, dict]:
 
 def _clear_caches() -> None:
     # the per-text caches; the per-word caches (_term, chunk terms, marks) stay warm, as in a running service
-    for fn in (support_mod._passage, support_mod._claim, support_mod._full):
+    for fn in (support_passages.read_passage, support_polarity.claim_analysis, support_polarity.full_analysis):
         if fn is not None and hasattr(fn, "cache_clear"):
             fn.cache_clear()
 
@@ -283,7 +283,9 @@ def time_scorer(scorer, inputs: list[tuple[str, list[str]]], *, cold: bool, repe
             _clear_caches()
             if not cold:
                 for p in passages:
-                    _ = support_mod._passage(p).numbers  # split, term sets and numbers, as an earlier claim leaves them
+                    _ = support_passages.read_passage(
+                        p
+                    ).numbers  # split, term sets and numbers, as an earlier claim leaves them
             start = time.perf_counter()
             scorer.run(claim, passages)
             total += time.perf_counter() - start

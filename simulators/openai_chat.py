@@ -12,7 +12,9 @@ JSON value: dumped), usage (partial dict: overrides the counted numbers), status
 answer: error is a message or a full error dict), delay_s, chunk_delay_s, finish_reason, model,
 headers, chunks (explicit stream pieces), cut_after (stream: drop the connection after N pieces),
 raw (a body sent as is, with status (default 200) and media_type: e.g. invalid JSON).
-`models_status` makes GET /models answer an error; `models_calls` counts its requests.
+`models_status` makes GET /models answer an error; `models_calls` counts its requests. `streams`
+logs each streamed reply (StreamLog: pieces sent, finished, closed_by_client — a client that hangs
+up stops the stream, so `sent` counts what was generated).
 Token counts are rough: whitespace-separated words.
 """
 
@@ -46,6 +48,16 @@ ERROR_DEFAULTS = {
     500: ("server_error", None, "The server had an error while processing your request."),
     503: ("server_error", None, "The engine is currently overloaded, please try again later."),
 }
+
+
+@dataclass
+class StreamLog:
+    """One streamed reply as the server wrote it: `server.streams[-1].sent` pieces so far."""
+
+    total: int  # content pieces scripted
+    sent: int = 0
+    finished: bool = False  # the last content piece went out
+    closed_by_client: bool = False  # the client hung up before the end (nothing more was sent)
 
 
 @dataclass
@@ -123,6 +135,7 @@ class OpenAIChatServer(ThreadedUvicorn):
             self.models_status = 200  # GET /models answers this (an error body when not 200)
             self.models_calls = 0  # GET /models requests received
             self.unscripted = 0  # requests that found neither a queued reply nor a default
+            self.streams: list[StreamLog] = []  # streamed replies, in order
         self.requests.clear()
 
     def script(self, *replies: Reply) -> None:
@@ -214,7 +227,11 @@ class OpenAIChatServer(ThreadedUvicorn):
         if body.get("stream"):
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
             pieces = spec.get("chunks") or _pieces(content)
+            log = StreamLog(len(pieces))
+            with self._lock:
+                self.streams.append(log)
             return _ChatStream(
+                log,
                 ident,
                 model,
                 pieces,
@@ -258,6 +275,7 @@ class _ChatStream(Response):
 
     def __init__(
         self,
+        log: StreamLog,
         ident: str,
         model: str,
         pieces: list[str],
@@ -272,6 +290,7 @@ class _ChatStream(Response):
         self.raw_headers = [(k, v) for k, v in self.raw_headers if k != b"content-length"]
         self.ident, self.model, self.pieces, self.finish = ident, model, pieces, finish
         self.usage, self.chunk_delay_s, self.cut_after = usage, chunk_delay_s, cut_after
+        self.log = log
 
     def _event(self, delta: dict, finish: str | None, choices: bool = True) -> bytes:
         chunk: dict[str, Any] = {
@@ -292,16 +311,35 @@ class _ChatStream(Response):
         async def emit(data: bytes) -> None:
             await send({"type": "http.response.body", "body": data, "more_body": True})
 
-        await emit(self._event({"role": "assistant", "content": "", "refusal": None}, None))
-        for i, piece in enumerate(self.pieces):
-            if self.cut_after is not None and i >= self.cut_after:
-                return  # no final chunk, no [DONE]: the server drops the connection
-            if self.chunk_delay_s:
-                await asyncio.sleep(self.chunk_delay_s)
-            await emit(self._event({"content": piece}, None))
-        await emit(self._event({}, self.finish))
-        if self.usage is not None:
-            usage_chunk = json.loads(self._event({}, None, choices=False)[6:])
-            usage_chunk["usage"] = self.usage
-            await emit(f"data: {json.dumps(usage_chunk)}\n\n".encode())
-        await send({"type": "http.response.body", "body": b"data: [DONE]\n\n", "more_body": False})
+        gone = asyncio.Event()
+
+        async def watch() -> None:  # the request body is read: the next message is the client leaving
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            gone.set()
+
+        watcher = asyncio.ensure_future(watch())
+        try:
+            await emit(self._event({"role": "assistant", "content": "", "refusal": None}, None))
+            for i, piece in enumerate(self.pieces):
+                if self.cut_after is not None and i >= self.cut_after:
+                    return  # no final chunk, no [DONE]: the server drops the connection
+                if self.chunk_delay_s:
+                    try:
+                        await asyncio.wait_for(gone.wait(), self.chunk_delay_s)
+                    except TimeoutError:
+                        pass
+                if gone.is_set():
+                    self.log.closed_by_client = True
+                    return
+                await emit(self._event({"content": piece}, None))
+                self.log.sent += 1
+            self.log.finished = True
+            await emit(self._event({}, self.finish))
+            if self.usage is not None:
+                usage_chunk = json.loads(self._event({}, None, choices=False)[6:])
+                usage_chunk["usage"] = self.usage
+                await emit(f"data: {json.dumps(usage_chunk)}\n\n".encode())
+            await send({"type": "http.response.body", "body": b"data: [DONE]\n\n", "more_body": False})
+        finally:
+            watcher.cancel()

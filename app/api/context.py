@@ -6,7 +6,8 @@ from typing import Any
 
 from app.api.protocol import ContextRequest, GroundingOptions
 from app.pipeline.context import Options
-from app.pipeline.orchestrator import gather_context, new_context
+from app.pipeline.gather import gather_context
+from app.pipeline.orchestrator import new_context
 from app.state import ServiceState
 
 

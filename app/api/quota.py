@@ -5,7 +5,8 @@ workers; when Redis is down each process counts in its own memory (limits then h
 not in total: a degraded but bounded mode, logged through the cache's own error metric).
 
 The request limit is checked before any work; the budget is checked before (already spent up to the
-limit = refused) and charged after, from the cost the response reports (X-Grounding-Cost-USD), so
+limit = refused) and charged after the response has been sent (a stream included), from the run's
+cost ledger the serving code publishes (else the X-Grounding-Cost-USD header), so
 one request may overshoot the budget by at most its own cost — the same contract as OpenAI's usage
 limits. Both answer 429 in the OpenAI shape with Retry-After; the remaining quota rides on every
 answer as x-ratelimit-* headers.
@@ -15,7 +16,9 @@ from __future__ import annotations
 
 import math
 import time
+from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -28,6 +31,19 @@ DAY_S = 86_400
 COST_HEADER = b"x-grounding-cost-usd"
 STATE_HEADERS = "quota_headers"  # scope["state"] key: headers the response carries
 STATE_CALLER = "caller"
+
+
+# The run's cost ledger, published by the serving code (`publish_cost`) for QuotaHeaders to charge
+# once the whole response — a stream included — has been sent. A dict holder: the answer may run
+# in a child task (cancel-on-disconnect), which sees the holder but could not set a variable here.
+_COST: ContextVar[dict[str, Any] | None] = ContextVar("request_cost", default=None)
+
+
+def publish_cost(ledger: Any) -> None:
+    """Called by the serving code with the run's cost object (anything with a `usd` attribute)."""
+    holder = _COST.get()
+    if holder is not None:
+        holder["ledger"] = ledger
 
 
 class RateLimited(GroundingError):
@@ -135,9 +151,17 @@ class QuotaHeaders:
                     message = {**message, "headers": headers}
             await send(message)
 
-        await self.app(scope, receive, send_with_quota)
-        state = scope.get("state", {})
-        app = scope.get("app")
-        quotas: Quotas | None = getattr(app.state, "quotas", None) if app is not None else None
-        if cost > 0 and quotas is not None and STATE_CALLER in state:
-            await quotas.charge(state[STATE_CALLER], cost)
+        holder: dict[str, Any] = {}
+        token = _COST.set(holder)
+        try:
+            await self.app(scope, receive, send_with_quota)
+        finally:
+            _COST.reset(token)
+            ledger = holder.get("ledger")
+            if ledger is not None:  # the whole run's spend, streamed answers included
+                cost = float(getattr(ledger, "usd", 0.0) or 0.0)
+            state = scope.get("state", {})
+            app = scope.get("app")
+            quotas: Quotas | None = getattr(app.state, "quotas", None) if app is not None else None
+            if cost > 0 and quotas is not None and STATE_CALLER in state:
+                await quotas.charge(state[STATE_CALLER], cost)

@@ -1,5 +1,5 @@
 """Render: a pipeline result → the wire (the chat.completion body, the X-Grounding-* headers, the
-stored trace). What these dicts hold is what app/api/protocol.py's response models describe."""
+stored trace). What these dicts hold is what app/api/protocol/'s response models describe."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
-from app.api.chat import ChatResult, serve_chat
+from app.api.chat import ChatResult, ChatStream, serve_chat
 from app.api.protocol import ChatCompletionRequest, ResponsesRequest
 from app.api.sse import pieces
 from app.errors import GroundingError, InvalidRequest, NotFound
@@ -197,14 +197,20 @@ async def _answer(call: _Call) -> tuple[dict[str, Any], dict[str, str]]:
     result = await serve_chat(call.chat, call.state, call.request_id, ROUTE)
     assert isinstance(result, ChatResult), "the chat request is never a stream"
     response = render_response(call.shell, result.body, "msg_" + secrets.token_hex(24))
-    if call.req.store:
-        settings = call.state.settings
-        messages = [{"role": m.role, "content": m.text()} for m in call.chat.messages]
-        messages.append({"role": "assistant", "content": response["output"][0]["content"][0]["text"]})
-        entry = orjson.dumps({"response": response, "messages": messages})
-        if len(entry) <= settings.responses_max_bytes:
-            await call.state.cache.set(_store_key(call.scope, response["id"]), entry, settings.responses_ttl_s)
+    await _keep(call, response)
     return response, result.headers
+
+
+async def _keep(call: _Call, response: dict[str, Any]) -> None:
+    """Store the response when asked (with its conversation, for previous_response_id)."""
+    if not call.req.store:
+        return
+    settings = call.state.settings
+    messages = [{"role": m.role, "content": m.text()} for m in call.chat.messages]
+    messages.append({"role": "assistant", "content": response["output"][0]["content"][0]["text"]})
+    entry = orjson.dumps({"response": response, "messages": messages})
+    if len(entry) <= settings.responses_max_bytes:
+        await call.state.cache.set(_store_key(call.scope, response["id"]), entry, settings.responses_ttl_s)
 
 
 async def serve_response(
@@ -221,11 +227,15 @@ async def serve_response(
 
 
 async def _events(call: _Call) -> AsyncIterator[bytes]:
-    """response.created and response.in_progress at once; the answer's events once it is verified;
-    response.completed (response.incomplete when cut at max_output_tokens, response.failed when
-    the answer could not be made)."""
+    """response.created and response.in_progress at once; then the answer's text deltas as the
+    verified chat stream releases its sentences (app/api/chat.py, app/pipeline/stream.py), the
+    annotations once the answer is final, response.completed (response.incomplete when cut at
+    max_output_tokens, or with reason content_filter when the finished answer failed a check after
+    its first sentences were sent; response.failed when the answer could not be made)."""
     seq = 0
     public = call.shell
+    message_id = "msg_" + secrets.token_hex(24)
+    where = {"item_id": message_id, "output_index": 0}
 
     def event(payload: dict[str, Any]) -> bytes:
         nonlocal seq
@@ -234,41 +244,62 @@ async def _events(call: _Call) -> AsyncIterator[bytes]:
         seq += 1
         return b"event: " + kind.encode() + b"\ndata: " + orjson.dumps(data) + b"\n\n"
 
+    def opening() -> list[bytes]:
+        item = {"id": message_id, "type": "message", "role": "assistant", "status": "in_progress", "content": []}
+        part = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
+        return [
+            event({"type": "response.output_item.added", "output_index": 0, "item": item}),
+            event({"type": "response.content_part.added", **where, "content_index": 0, "part": part}),
+        ]
+
+    def delta(text: str) -> bytes:
+        return event({"type": "response.output_text.delta", **where, "content_index": 0, "delta": text, "logprobs": []})
+
     yield event({"type": "response.created", "response": public})
     yield event({"type": "response.in_progress", "response": public})
+    sent, opened, chat_body = "", False, None
     try:
-        response, _ = await _answer(call)
-    except GroundingError as exc:
-        log.warning("response %s failed: %s", public["id"], exc.message)
-        failed = {**public, "status": "failed", "error": {"code": "server_error", "message": exc.message}}
-        yield event({"type": "response.failed", "response": failed})
-        return
-    except Exception:
-        log.exception("response %s failed", public["id"])
-        message = "internal error; the request id in X-Request-Id identifies it in the logs"
+        result = await serve_chat(call.chat.model_copy(update={"stream": True}), call.state, call.request_id, ROUTE)
+        assert isinstance(result, ChatStream), "a streamed chat request answers with a stream"
+        try:
+            async for item in result.items:
+                if isinstance(item, dict):
+                    chat_body = item
+                    continue
+                if not opened:
+                    for opened_event in opening():
+                        yield opened_event
+                    opened = True
+                sent += item
+                yield delta(item)
+        finally:
+            await result.items.aclose()  # a client gone mid-answer: the model's stream closes now
+    except Exception as exc:
+        if isinstance(exc, GroundingError):
+            log.warning("response %s failed: %s", public["id"], exc.message)
+            message = exc.message
+        else:
+            log.exception("response %s failed", public["id"])
+            message = "internal error; the request id in X-Request-Id identifies it in the logs"
         failed = {**public, "status": "failed", "error": {"code": "server_error", "message": message}}
         yield event({"type": "response.failed", "response": failed})
         return
+    assert chat_body is not None, "the chat stream ends with its body"
+    response = render_response(call.shell, chat_body, message_id)
     item = response["output"][0]
     part = item["content"][0]
-    where = {"item_id": item["id"], "output_index": 0}
-    yield event(
-        {
-            "type": "response.output_item.added",
-            "output_index": 0,
-            "item": {**item, "status": "in_progress", "content": []},
-        }
-    )
-    yield event(
-        {
-            "type": "response.content_part.added",
-            **where,
-            "content_index": 0,
-            "part": {**part, "text": "", "annotations": []},
-        }
-    )
-    for piece in pieces(part["text"]):
-        yield event({"type": "response.output_text.delta", **where, "content_index": 0, "delta": piece, "logprobs": []})
+    if part["text"].startswith(sent):
+        rest = part["text"][len(sent) :]
+    else:  # the sentences sent are withdrawn: the answer is the abstention grounding describes
+        rest = ""
+        response.update(status="incomplete", incomplete_details={"reason": "content_filter"})
+        item["status"] = "incomplete"
+    await _keep(call, response)
+    if not opened:
+        for opened_event in opening():
+            yield opened_event
+    for piece in pieces(rest):
+        yield delta(piece)
     for i, annotation in enumerate(part["annotations"]):
         yield event(
             {

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import orjson
 from fastapi import APIRouter, Depends, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import ValidationError
+from starlette.types import Receive, Scope, Send
 
 from app.api.chat import ChatResult, serve_chat
 from app.api.context import serve_context
@@ -54,7 +56,13 @@ CHAT_RESPONSES: Responses = {
                         "data": {
                             "type": "string",
                             "contentMediaType": "application/json",
-                            "contentSchema": {"$ref": "#/components/schemas/ChatCompletionChunk"},
+                            # An error after the first byte is one error event (then [DONE]).
+                            "contentSchema": {
+                                "anyOf": [
+                                    {"$ref": "#/components/schemas/ChatCompletionChunk"},
+                                    {"$ref": "#/components/schemas/ErrorResponse"},
+                                ]
+                            },
                         }
                     },
                 }
@@ -68,9 +76,24 @@ async def _answer(body: ChatCompletionRequest, state: ServiceState, rid: str, ro
     result = await serve_chat(body, state, rid, route)
     if isinstance(result, ChatResult):
         return Response(orjson.dumps(result.body), media_type="application/json", headers=result.headers)
-    return StreamingResponse(
+    return ClosingStreamingResponse(
         result.chunks, media_type="text/event-stream", headers={**result.headers, "Cache-Control": "no-cache"}
     )
+
+
+class ClosingStreamingResponse(StreamingResponse):
+    """A stream whose generator is closed when the response ends, however it ends: a client that
+    disconnects while a sentence is on its way leaves the generator suspended, and its upstream
+    model stream must be closed now, not when the generator is garbage-collected."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            close = getattr(self.body_iterator, "aclose", None)
+            if close is not None:
+                with anyio.CancelScope(shield=True):
+                    await close()
 
 
 # The chat body is parsed here rather than as a FastAPI body parameter: pydantic's JSON validator
@@ -169,7 +192,7 @@ async def responses(request: Request) -> Response:
     result = await serve_response(body, call.state, call.request_id, _scope(request))
     if isinstance(result, ResponseResult):
         return Response(orjson.dumps(result.body), media_type="application/json", headers=result.headers)
-    return StreamingResponse(
+    return ClosingStreamingResponse(
         result.events, media_type="text/event-stream", headers={**result.headers, "Cache-Control": "no-cache"}
     )
 

@@ -1,7 +1,7 @@
 """Typed data passed between pipeline stages.
 
 Internal data are plain dataclasses (cheap to build on the hot path); the wire protocol lives in
-app/api/protocol.py and is built from these at the edge.
+app/api/protocol/ and is built from these at the edge.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ MAX_REF_RANGE = 50  # "[S1-S9999]" expands to at most lo..lo+50: bounds a typo o
 _REF = re.compile(r"\[\s*S?\d+(?:\s*(?:,|;|-|–|—|and)\s*S?\d+)*\s*\]", re.I)
 _ID = re.compile(r"\d+")
 _LEADING_REFS = re.compile(r"^(?:\s*" + _REF.pattern + r")+", re.I)
+LEADING_REFS = _LEADING_REFS  # markers opening a sentence belong to the sentence before (app/pipeline/stream.py)
 _NON_FACTUAL = re.compile(
     r"^(the evidence does not|i (could not|couldn't|cannot|can't) find|no (information|evidence)|"
     r"here (is|are)|in summary|sources disagree)\b",
@@ -79,31 +80,43 @@ def _ids(refs: str, valid: set[int], invalid: list[str]) -> list[str]:
     return out
 
 
-def render(answer: CitedAnswer, evidence: list[Evidence]) -> CitedAnswer:
-    """Number cited sources [1..k] by first use — spans of one page share its number, so
-    citations[n-1] is one URL; place markers before each sentence's final punctuation; record each
-    claim's offsets in the content."""
-    by_id = {e.span_id: e for e in evidence}
-    number: dict[str, int] = {}  # url -> citation number
-    cited: list[Evidence] = []
-    parts: list[str] = []
-    pos = 0
-    for claim in answer.claims:
+class Numbering:
+    """Citation numbers [1..k] by first use per source URL (spans of one page share its number, so
+    citations[n-1] is one URL), assigned sentence by sentence: a prefix of the sentences renders
+    exactly as it does inside the whole answer (a verified stream releases them one at a time)."""
+
+    def __init__(self, evidence: list[Evidence]):
+        self.by_id = {e.span_id: e for e in evidence}
+        self.number: dict[str, int] = {}  # url -> citation number
+        self.cited: list[Evidence] = []
+
+    def sentence(self, claim: Claim) -> str:
+        """The claim with its markers before its final punctuation (sets claim.markers)."""
         for sid in claim.span_ids:
-            url = by_id[sid].url
-            if url not in number:
-                number[url] = len(number) + 1
-                cited.append(by_id[sid])
-        claim.markers = sorted({number[by_id[s].url] for s in claim.span_ids})
+            url = self.by_id[sid].url
+            if url not in self.number:
+                self.number[url] = len(self.number) + 1
+                self.cited.append(self.by_id[sid])
+        claim.markers = sorted({self.number[self.by_id[s].url] for s in claim.span_ids})
         m = re.search(r"[.!?]+[\"')\]]*$", claim.text)
         body, end = (claim.text[: m.start()], m.group(0)) if m else (claim.text, ".")
         markers = "".join(f"[{n}]" for n in claim.markers)
-        sentence = f"{body} {markers}{end}" if markers else f"{body}{end}"
+        return f"{body} {markers}{end}" if markers else f"{body}{end}"
+
+
+def render(answer: CitedAnswer, evidence: list[Evidence]) -> CitedAnswer:
+    """Number cited sources [1..k] by first use; place markers before each sentence's final
+    punctuation; record each claim's offsets in the content."""
+    numbering = Numbering(evidence)
+    parts: list[str] = []
+    pos = 0
+    for claim in answer.claims:
+        sentence = numbering.sentence(claim)
         if parts:
             pos += 1  # the joining space
         claim.start, claim.end = pos, pos + len(sentence)
         parts.append(sentence)
         pos += len(sentence)
     answer.content = " ".join(parts)
-    answer.cited = cited
+    answer.cited = numbering.cited
     return answer

@@ -9,14 +9,24 @@ from datetime import UTC, datetime
 from typing import Any
 
 from app import metrics
-from app.domain.types import AbstentionReason, Draft, Evidence, GroundingStatus, Plan, Route, SelectionDecision
+from app.domain.types import (
+    AbstentionReason,
+    Claim,
+    Draft,
+    Evidence,
+    GroundingStatus,
+    Plan,
+    Route,
+    SelectionDecision,
+)
 from app.errors import UpstreamError
 from app.language.question import analyse
-from app.pipeline import answerability, cite, fetch, gate, judge, plan, route, search, select, verify
+from app.pipeline import answerability, cite, fetch, gate, plan, route, search, select, settle, verify
 from app.pipeline import conflicts as conflict_stage
 from app.pipeline.composers import ExtractiveComposer, ModelComposer
 from app.pipeline.context import TOKENS_PER_PRICE_UNIT, RunContext
-from app.pipeline.result import Abstention, PipelineResult
+from app.pipeline.result import PipelineResult
+from app.pipeline.result import abstain as _abstain
 from app.state import ServiceState
 
 log = logging.getLogger(__name__)
@@ -30,18 +40,26 @@ ANSWER_TOKENS_ESTIMATE = 400  # the answer's length when the request sets no max
 PLANNER_PROMPT_TOKENS_ESTIMATE = 400  # the planner prompt with the conversation
 PLANNER_COMPLETION_TOKENS_ESTIMATE = 150  # the plan's JSON
 UNGROUNDED_TEMPERATURE = 0.7  # chat without evidence, when the request sets none (grounded composing uses 0.0)
-MAX_ABSTENTION_LINKS = 20  # search results an abstention lists for the user to read themselves
 
 
 async def run_pipeline(turns: list[tuple[str, str]], ctx: RunContext, state: ServiceState) -> PipelineResult:
     """route → plan → search → fetch/extract → select → gate → compose → cite → verify."""
+    result, done = await prepare(turns, ctx, state)
+    if done:
+        return result
+    return await compose_cite_verify(result, turns, ctx, state)
+
+
+async def prepare(turns: list[tuple[str, str]], ctx: RunContext, state: ServiceState) -> tuple[PipelineResult, bool]:
+    """Every stage before composing: (the result so far, True when it is already the answer — an
+    ungrounded one or an abstention)."""
     decision = _route(turns, ctx, state)
     if not decision.needs_search:
-        return await _ungrounded(turns, decision, ctx, state)
+        return await _ungrounded(turns, decision, ctx, state), True
     the_plan = await _plan(turns, ctx, state)
     if not the_plan.needs_search and decision.reason == "default_grounded":
         # The heuristics found no reason either way; the model's classification settles it.
-        return await _ungrounded(turns, Route(False, "llm_classified_stable", by="llm"), ctx, state)
+        return await _ungrounded(turns, Route(False, "llm_classified_stable", by="llm"), ctx, state), True
     result = PipelineResult(
         ctx=ctx, status=GroundingStatus.grounded, content="", composer="", route=decision, plan=the_plan
     )
@@ -49,8 +67,8 @@ async def run_pipeline(turns: list[tuple[str, str]], ctx: RunContext, state: Ser
     _select_evidence(result, ctx, state)
     abstention = _gate(result, ctx) or _answerability(result, ctx, state)
     if abstention is not None:
-        return abstention
-    return await _compose_cite_verify(result, turns, ctx, state)
+        return abstention, True
+    return result, False
 
 
 def _route(turns: list[tuple[str, str]], ctx: RunContext, state: ServiceState) -> Route:
@@ -84,6 +102,7 @@ async def _plan(turns: list[tuple[str, str]], ctx: RunContext, state: ServiceSta
                 standalone,
                 timeout=min(PLANNER_TIMEOUT_S, ctx.remaining()),
                 ctx=ctx,
+                conversation=turns,
                 **kwargs,
             )
         return plan.heuristic_plan(standalone, **kwargs)
@@ -176,23 +195,49 @@ def _answerability(result: PipelineResult, ctx: RunContext, state: ServiceState)
     return None
 
 
-async def _compose_cite_verify(
-    result: PipelineResult, turns: list[tuple[str, str]], ctx: RunContext, state: ServiceState
-) -> PipelineResult:
-    settings, opts = ctx.settings, ctx.options
-    assert result.plan is not None and result.selection is not None, "set by the stages before composing"
-    question = result.plan.question
-    history = [{"role": r, "content": t} for r, t in turns[:-1] if r in ("user", "assistant")]
+def composer_history(turns: list[tuple[str, str]]) -> list[dict]:
+    """The earlier turns the composer sees (the last one is the question)."""
+    return [{"role": r, "content": t} for r, t in turns[:-1] if r in ("user", "assistant")]
+
+
+def composing_evidence(result: PipelineResult) -> list[Evidence]:
+    """The spans the composer sees: all of them, or with `prefer` only those behind the preferred value."""
     evidence = result.evidence
-    if result.conflicts and opts.on_conflict == "prefer":
+    if result.conflicts and result.ctx.options.on_conflict == "prefer":
         # The gate counted every source; the composer sees only those behind the preferred value.
         evidence, dropped = conflict_stage.keep_preferred(result.conflicts, evidence)
+        assert result.selection is not None, "set by the stages before composing"
         result.selection.decisions.extend(
             SelectionDecision(e.url, "dropped", f"conflict_not_preferred:{e.span_id}") for e in dropped
         )
+    return evidence
+
+
+async def compose_cite_verify(
+    result: PipelineResult,
+    turns: list[tuple[str, str]],
+    ctx: RunContext,
+    state: ServiceState,
+    *,
+    evidence: list[Evidence] | None = None,
+    first_draft: Draft | None = None,
+    retry: bool = True,
+    known: dict[verify.VerdictKey, Claim] | None = None,
+) -> PipelineResult:
+    """compose → cite → verify → answer or abstain. A verified stream (app/pipeline/stream.py) hands
+    in the draft it read (`first_draft`, with the verdicts it `known`), over the `evidence` it
+    composed on; `retry=False` once some of it was sent (a second draft cannot replace it)."""
+    assert result.plan is not None and result.selection is not None, "set by the stages before composing"
+    question = result.plan.question
+    history = composer_history(turns)
+    if evidence is None:
+        evidence = composing_evidence(result)
     for attempt in range(2):
-        with ctx.stage("compose"):
-            draft = await _compose(question, history, evidence, result, ctx, state)
+        if attempt == 0 and first_draft is not None:
+            draft = first_draft
+        else:
+            with ctx.stage("compose"):
+                draft = await _compose(question, history, evidence, result, ctx, state)
         result.composer = draft.composer
         if draft.no_answer:
             checks = ["composer_found_answer"]
@@ -207,42 +252,15 @@ async def _compose_cite_verify(
             break
         metrics.CITATIONS_DROPPED.labels(reason="nonexistent_span").inc(len(answer.invalid_refs))
         log.info("draft cited nonexistent spans %s (attempt %d)", answer.invalid_refs, attempt + 1)
-        if attempt == 0:
+        if attempt == 0 and retry:
             evidence = _tighter(evidence)  # retry once over fewer, renumbered spans
-    else:
-        return _abstain(
-            result, AbstentionReason.invalid_citations, [f"cited_nonexistent:{','.join(answer.invalid_refs)}"]
-        )
+            known = None
+        else:
+            return _abstain(
+                result, AbstentionReason.invalid_citations, [f"cited_nonexistent:{','.join(answer.invalid_refs)}"]
+            )
     result.evidence = evidence
-
-    with ctx.stage("verify"):
-        if opts.verification != "off":
-            verify.score_claims(answer, evidence, analyse(question))
-            doubtful = verify.unsettled(answer)
-            if doubtful and state.llm is not None:
-                await judge.judge_claims(
-                    doubtful, evidence, state.llm, settings.judge_model or settings.planner_model, ctx
-                )
-        result.groundedness = verify.apply_verdicts(
-            answer, mode=opts.verification, threshold=settings.support_threshold
-        )
-        answer = cite.render(answer, evidence)
-    result.claims, result.dropped_claims, result.cited = answer.claims, answer.dropped_claims, answer.cited
-    factual_kept = [c for c in answer.claims if c.factual]
-    asked = analyse(question)
-    if factual_kept and not answerability.answer_states_kind(asked, [c.text for c in factual_kept]):
-        # "What is the battery capacity?" answered with the display size: cited, supported, not an answer.
-        return _abstain(
-            result, AbstentionReason.evidence_does_not_answer, [f"answer_states_asked_kind ({asked.kind.value})"]
-        )
-    if opts.verification != "off" and (not factual_kept or (result.groundedness or 0) < settings.min_groundedness):
-        return _abstain(
-            result,
-            AbstentionReason.unsupported_answer,
-            [f"groundedness>={settings.min_groundedness} (got {result.groundedness})"],
-        )
-    result.content = answer.content
-    return result
+    return await settle.verify_and_decide(result, answer, question, ctx, state, known or {})
 
 
 async def _compose(
@@ -254,8 +272,7 @@ async def _compose(
     state: ServiceState,
 ) -> Draft:
     """The model when configured and affordable; the extractive composer otherwise or on failure."""
-    extractive = ExtractiveComposer(_answerability_scorer(ctx, state), _assessed(result, evidence))
-    over = _over_budget(ctx, evidence) if state.llm is not None else None
+    over = model_over_budget(ctx, evidence, state)
     if state.llm is not None and over is None:
         try:
             return await ModelComposer(state.llm, ctx.settings.composer_model).compose(
@@ -263,16 +280,29 @@ async def _compose(
             )
         except UpstreamError as exc:
             log.warning("composer failed (%s); extractive fallback", exc.message)
-            metrics.UPSTREAM_CALLS.labels(kind="llm", provider="openai", outcome="error").inc()
-            draft = await extractive.compose(question, history, evidence, result.conflicts, ctx)
-            draft.composer = "extractive:fallback"
-            return draft
-    draft = await extractive.compose(question, history, evidence, result.conflicts, ctx)
+            return await extractive_draft(question, evidence, result, ctx, state, "extractive:fallback")
+    draft = await extractive_draft(question, evidence, result, ctx, state, "extractive")
     if over is not None:
         # An answer from the evidence already gathered instead of a silent overrun.
         ctx.budget_hits.append(over)
         draft.composer = "extractive:budget"
     return draft
+
+
+async def extractive_draft(
+    question: str, evidence: list[Evidence], result: PipelineResult, ctx: RunContext, state: ServiceState, label: str
+) -> Draft:
+    """The extractive composer's draft, labelled ("extractive:fallback" after a model failure)."""
+    if label == "extractive:fallback":
+        metrics.UPSTREAM_CALLS.labels(kind="llm", provider="openai", outcome="error").inc()
+    extractive = ExtractiveComposer(_answerability_scorer(ctx, state), _assessed(result, evidence))
+    draft = await extractive.compose(question, [], evidence, result.conflicts, ctx)
+    draft.composer = label
+    return draft
+
+
+def model_over_budget(ctx: RunContext, evidence: list[Evidence], state: ServiceState) -> str | None:
+    return _over_budget(ctx, evidence) if state.llm is not None else None
 
 
 def _assessed(result: PipelineResult, evidence: list[Evidence]):
@@ -340,56 +370,7 @@ async def _ungrounded(turns, decision: Route, ctx: RunContext, state: ServiceSta
     return result
 
 
-def _abstain(result: PipelineResult, reason: AbstentionReason, failed: list[str]) -> PipelineResult:
-    result.status = GroundingStatus.abstained
-    links = [h.url for h in (result.search.candidates if result.search else [])][:MAX_ABSTENTION_LINKS]
-    result.abstention = Abstention(reason, failed, result.plan.queries if result.plan else [], links)
-    result.content = result.abstention.message
-    result.cited, result.claims = [], result.claims if result.claims else []
-    metrics.ABSTENTIONS.labels(reason=reason.value).inc()
-    return result
-
-
 def new_context(request_id: str, options, settings, tokens) -> RunContext:
     return RunContext(
         request_id=request_id, options=options, settings=settings, today=datetime.now(UTC).date(), tokens=tokens
     )
-
-
-async def gather_context(query: str, ctx: RunContext, state: ServiceState):
-    """/v1/context: plan → search → fetch → extract → dedupe → rerank → pack, no composition."""
-    settings, opts = ctx.settings, ctx.options
-    with ctx.stage("plan"):
-        the_plan = plan.heuristic_plan(
-            query,
-            max_queries=opts.max_queries,
-            freshness_days=opts.freshness_days,
-            today=ctx.today,
-            primary_domains=opts.primary_domains,
-            default_window=settings.default_freshness_days,
-        )
-    with ctx.stage("search"):
-        found = await search.search_all(
-            the_plan.queries,
-            state.search,
-            ctx,
-            question=query,
-            freshness_days=the_plan.freshness_days,
-            cache=state.cache,
-            flights=state.flights,
-        )
-    with ctx.stage("fetch"):
-        retrieval = await fetch.fetch_documents(
-            found.candidates, ctx, fetcher=state.fetcher, cache=state.cache, flights=state.flights
-        )
-    with ctx.stage("select"):
-        selection = select.select_evidence(
-            retrieval.documents,
-            query,
-            the_plan.freshness_days,
-            ctx,
-            per_doc_cap=opts.max_evidence,
-            count_headers=False,
-            reranker=state.reranker,
-        )
-    return the_plan, selection

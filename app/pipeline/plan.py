@@ -11,7 +11,6 @@ import json
 import logging
 import re
 from collections.abc import Sequence
-from contextvars import ContextVar
 from datetime import date
 
 from app import metrics
@@ -45,9 +44,6 @@ PLANNER_TURN_CHARS = 400  # of each (an earlier answer is context for the subjec
 _MARKERS = re.compile(r"\s*\[(?:S?\d+(?:\s*[,\u2013-]\s*S?\d+)*)\]")
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w+#-]*(?:\.[A-Za-z_][\w+#-]*)+|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z0-9]+[A-Z]\w*")
 _TOKEN = re.compile(r"[\w.+#-]*\w[+#]*")
-# The conversation of the request being planned, for the LLM planner (set by standalone_question,
-# which the orchestrator calls with the turns right before llm_plan).
-_conversation: ContextVar[tuple[tuple[str, str], ...]] = ContextVar("planner_conversation", default=())
 
 
 def is_follow_up(question: str) -> bool:
@@ -60,13 +56,11 @@ def standalone_question(turns: list[tuple[str, str]]) -> str:
     subject of the conversation: the anchors and names of the previous question (itself made
     standalone first), or, when it names none, what the previous answer is about. `turns` are (role,
     text), oldest first; earlier answers' citation markers are ignored."""
-    _conversation.set(tuple(turns))
     users = [i for i, (role, text) in enumerate(turns) if role == "user" and text.strip()]
     question = turns[users[-1]][1].strip()
     if len(users) < 2 or not is_follow_up(question):
         return question
     previous = standalone_question(turns[: users[-2] + 1])
-    _conversation.set(tuple(turns))
     answer = next((t for r, t in turns[users[-2] + 1 : users[-1]] if r == "assistant"), "")
     carried: list[str] = []
     # Whom the follow-up points back to: "his net worth" after "Who is the CEO of Nvidia?" means the
@@ -209,15 +203,15 @@ async def llm_plan(
     conversation: Sequence[tuple[str, str]] | None = None,
 ) -> Plan:
     """The model proposes, code disposes: invalid JSON gets one retry, then the heuristic planner.
-    The model sees the earlier turns of the conversation (`conversation`, else the one
-    standalone_question was given) before the standalone question."""
+    The model sees the earlier turns of the conversation (`conversation`: the request's turns,
+    oldest first) before the standalone question."""
     primary = (
         f"- Include at least one query aimed at the official source, e.g. site:{primary_domains[0]}.\n"
         if primary_domains
         else ""
     )
     system = PLANNER_PROMPT.format(today=today.isoformat(), cap=max(2, max_queries), year=today.year, primary=primary)
-    history = _planner_history(conversation if conversation is not None else _conversation.get())
+    history = _planner_history(conversation or ())
     messages = [{"role": "system", "content": system}, *history, {"role": "user", "content": question}]
     for attempt in range(2):
         try:

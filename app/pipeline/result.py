@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from app import metrics
 from app.domain.types import (
     AbstentionReason,
     Claim,
@@ -19,6 +20,8 @@ from app.domain.types import (
 )
 from app.pipeline.answerability import Answerability
 from app.pipeline.context import RunContext
+
+MAX_ABSTENTION_LINKS = 20  # search results an abstention lists for the user to read themselves
 
 ABSTENTION_MESSAGES = {
     AbstentionReason.no_search_results: "I could not find any search results for this question.",
@@ -69,3 +72,13 @@ class PipelineResult:
     finish_reason: str = "stop"
     evidence_versions: dict[str, str] = field(default_factory=dict)  # page url -> content hash
     answerability: Answerability | None = None
+
+
+def abstain(result: PipelineResult, reason: AbstentionReason, failed: list[str]) -> PipelineResult:
+    result.status = GroundingStatus.abstained
+    links = [h.url for h in (result.search.candidates if result.search else [])][:MAX_ABSTENTION_LINKS]
+    result.abstention = Abstention(reason, failed, result.plan.queries if result.plan else [], links)
+    result.content = result.abstention.message
+    result.cited, result.claims = [], result.claims if result.claims else []
+    metrics.ABSTENTIONS.labels(reason=reason.value).inc()
+    return result

@@ -38,11 +38,18 @@ def support_verdict(claim_text: str, spans: list[Evidence]) -> SupportScore:
         return SupportScore(0.0, False, "", ["scorer_error"])
 
 
-def score_claims(answer: CitedAnswer, evidence: list[Evidence], question: QuestionAnalysis | None = None) -> None:
-    """Lexical support and best quote for every factual, cited claim. A claim about a sibling of the
-    question's model anchor (the S2's speed for a question about the S3) supports nothing asked."""
+def score_claims(
+    answer: CitedAnswer,
+    evidence: list[Evidence],
+    question: QuestionAnalysis | None = None,
+    *,
+    only: list[Claim] | None = None,
+) -> None:
+    """Lexical support and best quote for every factual, cited claim (of `only`, when given). A
+    claim about a sibling of the question's model anchor (the S2's speed for a question about the
+    S3) supports nothing asked."""
     by_id = {e.span_id: e for e in evidence}
-    for claim in answer.claims:
+    for claim in answer.claims if only is None else only:
         if claim.factual and claim.span_ids:
             verdict = support_verdict(claim.text, [by_id[s] for s in claim.span_ids if s in by_id])
             claim.support, claim.quote, claim.decisive = (
@@ -54,9 +61,37 @@ def score_claims(answer: CitedAnswer, evidence: list[Evidence], question: Questi
                 claim.support = 0.0
 
 
+VerdictKey = tuple[str, tuple[str, ...]]
+
+
+def verdict_key(claim: Claim) -> VerdictKey:
+    """A sentence as parsed (text and cited spans): its verdict does not depend on its neighbours."""
+    return claim.text, tuple(claim.span_ids)
+
+
+def adopt_verdicts(answer: CitedAnswer, known: dict[VerdictKey, Claim]) -> list[Claim]:
+    """Copy the verdicts already reached on the same sentences (a verified stream checks each one as
+    it completes); returns the claims still to score."""
+    fresh = []
+    for claim in answer.claims:
+        done = known.get(verdict_key(claim))
+        if done is None:
+            fresh.append(claim)
+            continue
+        claim.support, claim.quote, claim.decisive, claim.judged = done.support, done.quote, done.decisive, done.judged
+    return fresh
+
+
 def unsettled(answer: CitedAnswer) -> list[Claim]:
     """Claims the lexical scorer cannot settle either way (a paraphrase, a near-miss): the judge's."""
     return [c for c in answer.claims if c.factual and c.span_ids and not c.decisive]
+
+
+def is_supported(claim: Claim, threshold: float) -> bool:
+    """A factual claim's verdict: cited, and the judge's when it was asked, else the lexical score's."""
+    if not claim.span_ids:
+        return False
+    return claim.support >= threshold if claim.judged is None else claim.judged
 
 
 def apply_verdicts(answer: CitedAnswer, *, mode: str, threshold: float) -> float | None:
@@ -73,10 +108,7 @@ def apply_verdicts(answer: CitedAnswer, *, mode: str, threshold: float) -> float
             kept.append(claim)
             continue
         factual += 1
-        if claim.judged is None:
-            claim.supported = bool(claim.span_ids) and claim.support >= threshold
-        else:
-            claim.supported = bool(claim.span_ids) and claim.judged
+        claim.supported = is_supported(claim, threshold)
         if claim.supported:
             supported += 1
             kept.append(claim)

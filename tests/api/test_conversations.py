@@ -118,17 +118,15 @@ class RecordingModel:
 async def test_the_llm_planner_sees_the_conversation_without_markers():
     turns = [("user", "What is asyncio.TaskGroup?"), ("assistant", TASKGROUP_ANSWER), ("user", "what about its tasks?")]
     kw = dict(max_queries=3, freshness_days=None, today=TODAY, primary_domains=[], default_window=365, timeout=5)
-    for explicit in (True, False):
-        model = RecordingModel()
-        question = standalone_question(turns)  # as the orchestrator does, right before planning
-        conversation_kw = {"conversation": turns} if explicit else {}
-        plan = await llm_plan(model, "gpt-4o-mini", question, ctx=make_ctx(), **kw, **conversation_kw)
-        assert plan.queries and plan.by == "llm"
-        messages = model.calls[0]
-        assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
-        assert messages[1]["content"] == "What is asyncio.TaskGroup?"
-        assert "[1]" not in messages[2]["content"] and "asyncio.TaskGroup" in messages[2]["content"]
-        assert "TaskGroup" in messages[-1]["content"]
+    model = RecordingModel()
+    question = standalone_question(turns)  # as the orchestrator does, right before planning
+    plan = await llm_plan(model, "gpt-4o-mini", question, ctx=make_ctx(), conversation=turns, **kw)
+    assert plan.queries and plan.by == "llm"
+    messages = model.calls[0]
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
+    assert messages[1]["content"] == "What is asyncio.TaskGroup?"
+    assert "[1]" not in messages[2]["content"] and "asyncio.TaskGroup" in messages[2]["content"]
+    assert "TaskGroup" in messages[-1]["content"]
 
 
 def test_a_follow_up_over_http_searches_for_the_subject():

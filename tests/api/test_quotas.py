@@ -72,3 +72,14 @@ def test_redis_down_falls_back_to_counting_in_process(service_factory):
     svc = service_factory(api_keys=["a"], rate_limit_rpm=2, redis_url=f"redis://127.0.0.1:{port}/0")
     _clear_of_the_minute_boundary()
     assert [_post(svc, "a").status_code for _ in range(3)] == [200, 200, 429]
+
+
+def test_streamed_answers_are_charged_to_the_budget_too(service_factory):
+    svc = service_factory(api_keys=["s"], daily_budget_usd=0.01, search_prices={"local": 0.01})
+    body = {**Q, "stream": True}
+    with httpx.stream(
+        "POST", svc.url + "/v1/chat/completions", json=body, headers={"Authorization": "Bearer s"}, timeout=60
+    ) as r:
+        assert r.status_code == 200
+        assert "[DONE]" in "".join(r.iter_text())
+    assert _post(svc, "s").status_code == 429  # the stream's spend was booked after it ended

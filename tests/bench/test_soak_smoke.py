@@ -40,13 +40,16 @@ def test_classification_of_answers():
     assert _classify(resp(400, {"error": {"code": "invalid_request"}}))["service_error"].startswith("http_400")
 
 
-def test_update_doc_replaces_the_last_section(tmp_path):
+def test_update_doc_appends_then_replaces_only_its_section(tmp_path):
     doc = tmp_path / "B.md"
-    doc.write_text("# Benchmarks\n\n## 6. Memory\n\ntable\n")
+    doc.write_text("# Benchmarks\n\n## 6. Memory\n\ntable\n\n<!-- kept -->\n")
     update_doc(f"{SECTION}\n\nfirst\n", doc)
+    assert doc.read_text().endswith(f"<!-- kept -->\n\n{SECTION}\n\nfirst\n")
+    doc.write_text(doc.read_text() + "\n## Time to first sentence\n\nother\n")
     update_doc(f"{SECTION}\n\nsecond\n", doc)
     text = doc.read_text()
-    assert text.count(SECTION) == 1 and "second" in text and "first" not in text and "## 6. Memory" in text
+    assert text.count(SECTION) == 1 and "second" in text and "first\n" not in text
+    assert "## 6. Memory" in text and text.endswith("## Time to first sentence\n\nother\n")
 
 
 def test_smoke_soak_reports_and_the_service_makes_no_errors(tmp_path, bench_data):

@@ -6,7 +6,7 @@ import types
 
 import pytest
 
-from app.language import support
+from app.language import support_numbers, support_passages
 from app.language.support import LexicalSupport, SupportScore, SupportScorer, strip_attribution
 
 S = LexicalSupport()
@@ -367,25 +367,25 @@ def test_values_module_is_a_second_opinion(monkeypatch):
     fake = types.SimpleNamespace(
         find_values=find_values, same_value=lambda a, b: (a.kind, a.unit, a.amount) == (b.kind, b.unit, b.amount)
     )
-    support._passage.cache_clear()
-    monkeypatch.setattr(support, "_values", lambda: None)
+    support_passages.read_passage.cache_clear()
+    monkeypatch.setattr(support_numbers, "_values", lambda: None)
     assert "number_missing:2" in S.score(claim, [passage]).reasons  # digits alone: missing
-    support._passage.cache_clear()
-    monkeypatch.setattr(support, "_values", lambda: fake)
+    support_passages.read_passage.cache_clear()
+    monkeypatch.setattr(support_numbers, "_values", lambda: fake)
     s = S.score(claim, [passage])
     assert not any(r.startswith("number_missing") for r in s.reasons), s
-    support._passage.cache_clear()
+    support_passages.read_passage.cache_clear()
 
 
 def test_a_broken_values_module_never_breaks_scoring(monkeypatch):
     def boom(text):
         raise RuntimeError("broken")
 
-    support._passage.cache_clear()
-    monkeypatch.setattr(support, "_values", lambda: types.SimpleNamespace(find_values=boom, same_value=boom))
+    support_passages.read_passage.cache_clear()
+    monkeypatch.setattr(support_numbers, "_values", lambda: types.SimpleNamespace(find_values=boom, same_value=boom))
     s = S.score("The repair took 5 hours.", ["The repair took 3 hours."])
     assert decisive_no(s) and "number_missing:5" in s.reasons
-    support._passage.cache_clear()
+    support_passages.read_passage.cache_clear()
 
 
 # --- calibration -------------------------------------------------------------------------------

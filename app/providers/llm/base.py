@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -17,6 +17,21 @@ class Completion:
     prompt_tokens: int | None = None  # None when the upstream sent no usage
     completion_tokens: int | None = None
     finish_reason: str = "stop"
+
+
+class CompletionStream(Protocol):
+    """A completion read as it is written: `async for delta in stream` gives text deltas; after the
+    last one, `completion` holds the whole (text, model, usage when the upstream sent it,
+    finish_reason). `aclose()` closes the upstream response at once (a reader that stops early
+    must call it, so nothing more is generated for nobody). Reading raises ProviderTechnicalError
+    when the upstream fails mid-stream."""
+
+    @property
+    def completion(self) -> Completion: ...
+
+    def __aiter__(self) -> AsyncIterator[str]: ...
+
+    async def aclose(self) -> None: ...
 
 
 @runtime_checkable
@@ -35,6 +50,20 @@ class ChatModel(Protocol):
         extra: dict | None = None,
     ) -> Completion:
         """Raise ProviderTechnicalError (retryable) or ProviderLogicalError (fail now)."""
+        ...
+
+    async def stream(
+        self,
+        messages: list[dict],
+        *,
+        model: str,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        timeout: float | None = None,
+        extra: dict | None = None,
+    ) -> CompletionStream:
+        """The same call, streamed: returns once the upstream accepted the request (errors up to
+        then as `complete` raises them); the deltas are read from the returned stream."""
         ...
 
     async def aclose(self) -> None: ...

@@ -10,8 +10,12 @@ other 4xx are logical.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
+import anyio
+import httpx
 import openai
-from openai.types.chat import ChatCompletion
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from app.errors import ProviderLogicalError, ProviderTechnicalError
 from app.providers.llm.base import Completion, register_chat_model
@@ -34,39 +38,27 @@ class OpenAICompatibleChatModel:
             max_retries=0,
         )
 
-    async def complete(
-        self, messages, *, model, temperature=0.0, max_tokens=None, timeout=None, json_mode=False, extra=None
-    ) -> Completion:
+    def _kwargs(self, messages, model, temperature, max_tokens, timeout, extra) -> dict:
         kwargs: dict = {"model": model, "messages": messages, "temperature": temperature}
         if max_tokens:
             kwargs["max_tokens"] = max_tokens
-        if json_mode:
-            kwargs["response_format"] = {"type": "json_object"}
         if timeout is not None:
             t = max(0.1, timeout)
             kwargs["timeout"] = openai.Timeout(t, connect=min(self._connect_s, t))
         if extra:
             kwargs.update(extra)
+        return kwargs
+
+    async def complete(
+        self, messages, *, model, temperature=0.0, max_tokens=None, timeout=None, json_mode=False, extra=None
+    ) -> Completion:
+        kwargs = self._kwargs(messages, model, temperature, max_tokens, timeout, extra)
+        if json_mode:
+            kwargs["response_format"] = {"type": "json_object"}
         try:
             resp = await self._client.chat.completions.create(**kwargs)
-        except openai.APITimeoutError as exc:
-            raise ProviderTechnicalError(f"LLM upstream timed out ({model})", provider=PROVIDER) from exc
-        except openai.APIConnectionError as exc:
-            cause = type(exc.__cause__).__name__ if exc.__cause__ else type(exc).__name__
-            raise ProviderTechnicalError(f"LLM upstream unreachable: {cause}", provider=PROVIDER) from exc
-        except openai.APIStatusError as exc:
-            status = exc.status_code
-            if status >= 500 or status in RETRYABLE_STATUS:
-                raise RetryLater(
-                    f"LLM upstream answered {status}",
-                    provider=PROVIDER,
-                    retry_after=retry_after_from_headers(exc.response.headers),
-                ) from exc
-            raise ProviderLogicalError(f"LLM upstream refused the request ({status})", provider=PROVIDER) from exc
-        except openai.OpenAIError as exc:
-            raise ProviderTechnicalError(f"LLM upstream failed: {type(exc).__name__}", provider=PROVIDER) from exc
-        except ValueError as exc:  # a 200 whose body is not JSON (json.JSONDecodeError)
-            raise ProviderTechnicalError("LLM upstream sent invalid JSON", provider=PROVIDER) from exc
+        except (openai.OpenAIError, ValueError) as exc:
+            raise upstream_error(exc, model) from exc
         # A 200 with JSON of another shape (or a non-JSON content type) parses into something else.
         if not isinstance(resp, ChatCompletion) or not isinstance(resp.choices, list):
             raise ProviderTechnicalError(
@@ -87,8 +79,84 @@ class OpenAICompatibleChatModel:
             finish_reason=getattr(choice, "finish_reason", None) or "stop",
         )
 
+    async def stream(
+        self, messages, *, model, temperature=0.0, max_tokens=None, timeout=None, extra=None
+    ) -> OpenAICompletionStream:
+        """`stream=True` with `stream_options.include_usage`: the usage arrives in the last chunk."""
+        kwargs = self._kwargs(messages, model, temperature, max_tokens, timeout, extra)
+        kwargs["stream"] = True
+        kwargs["stream_options"] = {"include_usage": True}
+        try:
+            raw = await self._client.chat.completions.create(**kwargs)
+        except (openai.OpenAIError, ValueError) as exc:
+            raise upstream_error(exc, model) from exc
+        if not isinstance(raw, openai.AsyncStream):
+            raise ProviderTechnicalError("LLM upstream did not stream", provider=PROVIDER)
+        return OpenAICompletionStream(raw, model)
+
     async def aclose(self) -> None:
         await self._client.close()
+
+
+def upstream_error(exc: BaseException, model: str) -> ProviderTechnicalError | ProviderLogicalError:
+    """The app/errors.py class of an SDK (or transport) failure."""
+    if isinstance(exc, openai.APITimeoutError | httpx.TimeoutException):
+        return ProviderTechnicalError(f"LLM upstream timed out ({model})", provider=PROVIDER)
+    if isinstance(exc, openai.APIConnectionError):
+        cause = type(exc.__cause__).__name__ if exc.__cause__ else type(exc).__name__
+        return ProviderTechnicalError(f"LLM upstream unreachable: {cause}", provider=PROVIDER)
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        if status >= 500 or status in RETRYABLE_STATUS:
+            return RetryLater(
+                f"LLM upstream answered {status}",
+                provider=PROVIDER,
+                retry_after=retry_after_from_headers(exc.response.headers),
+            )
+        return ProviderLogicalError(f"LLM upstream refused the request ({status})", provider=PROVIDER)
+    if isinstance(exc, httpx.HTTPError):  # mid-stream: the connection dropped or a read failed
+        return ProviderTechnicalError(f"LLM upstream stream broke: {type(exc).__name__}", provider=PROVIDER)
+    if isinstance(exc, openai.OpenAIError):
+        return ProviderTechnicalError(f"LLM upstream failed: {type(exc).__name__}", provider=PROVIDER)
+    # a 200 whose body (or an event of a stream) is not JSON (json.JSONDecodeError)
+    return ProviderTechnicalError("LLM upstream sent invalid JSON", provider=PROVIDER)
+
+
+class OpenAICompletionStream:
+    """The SDK's chunk stream as text deltas; `completion` is complete once the deltas end."""
+
+    def __init__(self, raw: openai.AsyncStream[ChatCompletionChunk], model: str):
+        self._raw = raw
+        self.completion = Completion(text="", model=model)
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._deltas()
+
+    async def _deltas(self) -> AsyncIterator[str]:
+        parts: list[str] = []
+        done = self.completion
+        try:
+            async for chunk in self._raw:
+                if chunk.model:
+                    done.model = chunk.model
+                if chunk.usage is not None:
+                    done.prompt_tokens = chunk.usage.prompt_tokens
+                    done.completion_tokens = chunk.usage.completion_tokens
+                for choice in chunk.choices or []:
+                    if choice.finish_reason:
+                        done.finish_reason = choice.finish_reason
+                    text = choice.delta.content if choice.delta is not None else None
+                    if text:
+                        parts.append(text)
+                        done.text = "".join(parts)
+                        yield text
+        except (openai.OpenAIError, httpx.HTTPError, ValueError) as exc:
+            raise upstream_error(exc, done.model) from exc
+
+    async def aclose(self) -> None:
+        # Also when the reader is being cancelled (a client gone): the connection must close now.
+        with anyio.CancelScope(shield=True):
+            await self._raw.close()
 
 
 register_chat_model(PROVIDER, OpenAICompatibleChatModel)

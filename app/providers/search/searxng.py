@@ -61,6 +61,13 @@ class SearxngSearch:
             raise ProviderTechnicalError("searxng timed out", provider=self.name) from exc
         except httpx.HTTPError as exc:
             raise ProviderTechnicalError(f"searxng unreachable: {type(exc).__name__}", provider=self.name) from exc
+        except (AttributeError, OSError, RuntimeError) as exc:
+            # A connection reset right after connect surfaces from inside the connection pool as a bare
+            # AttributeError/OSError (httpcore + anyio; seen under the soak's fault proxy): still the
+            # network's fault, so retried, counted and fed to the circuit breaker like any other.
+            raise ProviderTechnicalError(
+                f"searxng connection failed: {type(exc).__name__}", provider=self.name
+            ) from exc
         if resp.status_code == 403:
             raise ProviderLogicalError(
                 "searxng refused format=json (enable it in settings.yml search.formats)", provider=self.name

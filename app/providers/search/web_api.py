@@ -54,6 +54,10 @@ async def call_json_api(
         raise ProviderTechnicalError(f"{provider} timed out", provider=provider) from exc
     except httpx.HTTPError as exc:
         raise ProviderTechnicalError(f"{provider} unreachable: {type(exc).__name__}", provider=provider) from exc
+    except (AttributeError, OSError, RuntimeError) as exc:
+        # A connection reset right after connect can surface from inside the pool as a bare
+        # AttributeError/OSError (httpcore + anyio): a network failure, retried and counted as one.
+        raise ProviderTechnicalError(f"{provider} connection failed: {type(exc).__name__}", provider=provider) from exc
     status = resp.status_code
     if status != 200:
         detail = error_detail(resp)
