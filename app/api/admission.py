@@ -75,8 +75,9 @@ class Admission:
 
     async def release(self) -> None:
         self.in_flight -= 1
-        async with self._freed:
-            self._freed.notify(1)
+        if self.queued:  # only a waiter needs waking: the common, unloaded path takes no lock
+            async with self._freed:
+                self._freed.notify(1)
 
 
 class AdmissionMiddleware:

@@ -31,45 +31,48 @@ class CancelOnDisconnect:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] not in self.paths:
             return await self.app(scope, receive, send)
-        body_read = asyncio.Event()
+        # The answer runs in this task; one watcher task, started once the body is read, cancels it
+        # when the client goes away (one extra task per answer, none on the other routes).
+        me = asyncio.current_task()
+        assert me is not None
         gone = asyncio.Event()
-        response_done = False
+        state = {"response_done": False, "cancelled_by_us": False}
+        watcher: asyncio.Task[None] | None = None
+
+        async def watch() -> None:
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    gone.set()
+                    if not state["response_done"]:
+                        metrics.CLIENT_DISCONNECTS.inc()
+                        state["cancelled_by_us"] = True
+                        me.cancel()
+                    return
 
         async def app_receive() -> Message:
-            if body_read.is_set():
+            nonlocal watcher
+            if watcher is not None:  # the body is read: the watcher owns `receive` now
                 await gone.wait()
                 return _DISCONNECT
             message = await receive()
             if message["type"] == "http.disconnect":
                 gone.set()
             elif not message.get("more_body", False):
-                body_read.set()
+                watcher = asyncio.ensure_future(watch())
             return message
 
         async def tracked_send(message: Message) -> None:
-            nonlocal response_done
             if message["type"] == "http.response.body" and not message.get("more_body", False):
-                response_done = True
+                state["response_done"] = True
             await send(message)
 
-        work = asyncio.ensure_future(self.app(scope, app_receive, tracked_send))
-
-        async def watch() -> None:
-            await body_read.wait()
-            while True:
-                message = await receive()
-                if message["type"] == "http.disconnect":
-                    gone.set()
-                    if not response_done and not work.done():
-                        metrics.CLIENT_DISCONNECTS.inc()
-                        work.cancel()
-                    return
-
-        watcher = asyncio.ensure_future(watch())
         try:
-            await work
+            await self.app(scope, app_receive, tracked_send)
         except asyncio.CancelledError:
-            if not gone.is_set():
+            if not state["cancelled_by_us"]:
                 raise  # cancelled from outside (shutdown): not ours to swallow
+            me.uncancel()  # the cancellation was ours and is handled here
         finally:
-            watcher.cancel()
+            if watcher is not None:
+                watcher.cancel()

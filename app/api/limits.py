@@ -64,11 +64,14 @@ def enforce_chat_limits(req: Any, settings: Settings) -> None:
             "(GA_MAX_REQUEST_CHARS)",
             param="messages",
         )
-    seed = getattr(req, "seed", None)
+    # Only declared fields: getattr of a missing name on a pydantic model with extras is an exception
+    # inside pydantic, which on the answer-cache hit path cost more than everything else here.
+    fields = type(req).model_fields
+    seed = req.seed if "seed" in fields else None
     if seed is not None and not INT64_MIN <= seed <= INT64_MAX:
         raise InvalidRequest("seed must be a 64-bit integer", param="seed")
     for name in ("max_tokens", "max_completion_tokens", "max_output_tokens"):
-        value = getattr(req, name, None)
+        value = getattr(req, name) if name in fields else None
         if value is not None and value > settings.max_output_tokens:
             setattr(req, name, settings.max_output_tokens)
 

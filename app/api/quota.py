@@ -133,6 +133,10 @@ class QuotaHeaders:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
+        app = scope.get("app")
+        quotas: Quotas | None = getattr(app.state, "quotas", None) if app is not None else None
+        if quotas is None or not quotas.enabled:  # nothing to add or charge: no wrapping on the hot path
+            return await self.app(scope, receive, send)
         cost = 0.0
 
         async def send_with_quota(message: Message) -> None:
@@ -161,7 +165,5 @@ class QuotaHeaders:
             if ledger is not None:  # the whole run's spend, streamed answers included
                 cost = float(getattr(ledger, "usd", 0.0) or 0.0)
             state = scope.get("state", {})
-            app = scope.get("app")
-            quotas: Quotas | None = getattr(app.state, "quotas", None) if app is not None else None
-            if cost > 0 and quotas is not None and STATE_CALLER in state:
+            if cost > 0 and STATE_CALLER in state:
                 await quotas.charge(state[STATE_CALLER], cost)
