@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from app.api.render import build_body, build_trace, headers_for
 from app.api.sse import chunk_base, content_chunk, error_events, role_chunk, stream_chunks, tail
 from app.api.traces import link_trace, store_trace
 from app.cache import answer_cache
+from app.language.text import strip_markers
 from app.pipeline.context import Options, RunContext
 from app.pipeline.orchestrator import new_context, run_pipeline
 from app.pipeline.plan import default_freshness
@@ -25,15 +25,12 @@ from app.pipeline.stream import Release, stream_pipeline
 from app.state import ServiceState
 
 SAMPLING_PARAMS = ("temperature", "top_p", "seed", "stop")
-# Citation markers of an earlier answer ([1], [2, 3], [1-2], [S4]): they pointed at that answer's
-# sources, so they are removed before the conversation reaches the pipeline and never become evidence.
-_MARKERS = re.compile(r"\s*\[(?:S?\d+(?:\s*[,\u2013-]\s*S?\d+)*)\]")
 
 
 def conversation(req: ChatCompletionRequest) -> list[tuple[str, str]]:
     """(role, text) turns, oldest first; earlier assistant answers without their citation markers."""
     return [
-        (m.role, _MARKERS.sub("", m.text()) if m.role == "assistant" else m.text())
+        (m.role, strip_markers(m.text()) if m.role == "assistant" else m.text())
         for m in req.messages
         if m.role in ("user", "assistant", "system", "developer")
     ]

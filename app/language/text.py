@@ -121,6 +121,15 @@ _URL = re.compile(
 _ANGLE_URL = re.compile(r"<(?:https?://)[^>\s]+>", re.I)
 
 
+# Citation markers of an answer ([1], [2, 3], [1-2], [S4]): they point at that answer's sources.
+_CITATION_MARKERS = re.compile(r"\s*\[(?:S?\d+(?:\s*[,\u2013-]\s*S?\d+)*)\]")
+
+
+def strip_markers(text: str) -> str:
+    """An earlier answer without its citation markers (they must never become evidence or queries)."""
+    return _CITATION_MARKERS.sub("", text)
+
+
 def strip_links(text: str) -> tuple[str, int]:
     """Remove markdown links (keeping their text) and bare URLs. Returns (text, removed count)."""
     count = 0

@@ -17,7 +17,7 @@ from app import metrics
 from app.domain.types import Plan
 from app.errors import UpstreamError
 from app.language.question import AskedKind, analyse
-from app.language.text import STOP_WORDS, words
+from app.language.text import STOP_WORDS, strip_markers, words
 from app.language.text import YEAR as _YEAR
 from app.language.time import default_window
 from app.pipeline.context import RunContext
@@ -40,8 +40,6 @@ FOLLOW_UP_MAX_WORDS = 14  # a longer question states its own subject
 CARRIED_TERMS = 4  # subject terms a follow-up borrows from the conversation
 PLANNER_HISTORY_TURNS = 6  # earlier turns the LLM planner sees
 PLANNER_TURN_CHARS = 400  # of each (an earlier answer is context for the subject, not evidence)
-# Citation markers of an earlier answer: they pointed at that answer's sources, never at evidence.
-_MARKERS = re.compile(r"\s*\[(?:S?\d+(?:\s*[,\u2013-]\s*S?\d+)*)\]")
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w+#-]*(?:\.[A-Za-z_][\w+#-]*)+|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z0-9]+[A-Z]\w*")
 _TOKEN = re.compile(r"[\w.+#-]*\w[+#]*")
 
@@ -94,7 +92,7 @@ def _subject_terms(question: str) -> list[str]:
 def _answer_subject(answer: str) -> list[str]:
     """What an earlier answer is about: the first code identifier (asyncio.TaskGroup) or name its
     first sentence mentions (a sentence's first word alone is not a name)."""
-    first = re.split(r"(?<=[.!?])\s", _MARKERS.sub("", answer).strip(), maxsplit=1)[0]
+    first = re.split(r"(?<=[.!?])\s", strip_markers(answer).strip(), maxsplit=1)[0]
     found = [(m.start(), m.group(0).rstrip(".")) for m in _IDENTIFIER.finditer(first)]
     found += [(first.find(p), p) for p in _entity_phrases(first) if " " in p or not first.startswith(p)]
     return [min(found)[1]] if found else []
@@ -105,7 +103,7 @@ def _planner_history(conversation: Sequence[tuple[str, str]]) -> list[dict[str, 
     their markers, each cut short."""
     earlier = [(r, t) for r, t in conversation[:-1] if r in ("user", "assistant") and t.strip()]
     return [
-        {"role": r, "content": (_MARKERS.sub("", t) if r == "assistant" else t)[:PLANNER_TURN_CHARS]}
+        {"role": r, "content": (strip_markers(t) if r == "assistant" else t)[:PLANNER_TURN_CHARS]}
         for r, t in earlier[-PLANNER_HISTORY_TURNS:]
     ]
 
