@@ -30,16 +30,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 import itertools
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -48,143 +45,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import httpx  # noqa: E402
 
 from bench.common import REPO_ROOT  # noqa: E402
-from bench.procs import PYTHON, ServiceProcess, UpstreamsProcess  # noqa: E402
-from bench.stats import pcts  # noqa: E402
+from bench.procs import ServiceProcess  # noqa: E402
+from bench.soak_report import (  # noqa: E402, F401  (SECTION: re-exported)
+    ADMISSION_WAIT_S,
+    DOCUMENTED_5XX,
+    SECTION,
+    analyse,
+    fmt,
+    render,
+    slope_mb_per_min,
+    summarize_log,
+    update_doc,
+)
+from bench.soak_upstreams import FAULTS, SMOKE_REFUSALS, FaultyUpstreamsProcess, serve  # noqa: E402
 from bench.workload import Latencies, Workload  # noqa: E402
 
 RESULTS = REPO_ROOT / "bench" / "results"
-DOC = REPO_ROOT / "docs" / "BENCHMARKS.md"
-SECTION = "## Soak under faults"
-ADMISSION_WAIT_S = 2.0  # GA_ADMISSION_WAIT_S default: a request may wait this long before its deadline starts
-DOCUMENTED_5XX = {502, 503, 504}
-
-# Per upstream: every exchange (request/response on a connection) draws its faults.
-FAULTS: dict[str, dict] = {
-    "search": {
-        "latency_ms": 10,
-        "spike_prob": 0.05,
-        "spike_ms": [1000, 5000],  # past GA_SEARCH_TIMEOUT_S (4 s) now and then
-        "reset_prob": 0.02,
-        "reset_after_bytes": [0, 4096],
-        "slow_write_prob": 0.05,
-        "trickle_bytes": 512,
-        "trickle_interval_ms": 10,
-        "refuse_every_s": 60,
-        "refuse_for_s": 2,
-    },
-    "llm": {
-        "latency_ms": 10,
-        "spike_prob": 0.05,
-        "spike_ms": [1000, 4000],
-        "reset_prob": 0.02,
-        "reset_after_bytes": [0, 1024],
-        "slow_write_prob": 0.05,
-        "trickle_bytes": 64,
-        "trickle_interval_ms": 10,
-        "refuse_every_s": 90,
-        "refuse_for_s": 2,
-    },
-    "web": {
-        "latency_ms": 5,
-        "spike_prob": 0.05,
-        "spike_ms": [1000, 5000],
-        "reset_prob": 0.03,
-        "reset_after_bytes": [0, 32768],
-        "slow_write_prob": 0.05,
-        "slow_read_prob": 0.02,
-        "trickle_bytes": 1024,
-        "trickle_interval_ms": 10,
-        "refuse_every_s": 75,
-        "refuse_for_s": 1,
-    },
-}
-SMOKE_REFUSALS = {"refuse_every_s": 4, "refuse_for_s": 0.5}  # at least one window in a 10 s run
-
-
-# --- the upstreams process ---------------------------------------------------------------------
-
-
-def serve(spec: dict) -> None:
-    """`python -m bench.soak --serve '<json>'`: the upstreams of bench/upstreams.py behind fault proxies."""
-    from bench.upstreams import Upstreams
-    from simulators import FaultProxy
-    from simulators.fault_proxy import Faults
-
-    class FaultyUpstreams(Upstreams):
-        def start(self) -> None:
-            super().start()
-            hosts = ["127.0.0.1"] + [f"127.0.0.{2 + j}" for j in range(self.workload.n_sites)]
-            f = spec["faults"]
-            self.proxies = {
-                "search": FaultProxy(
-                    self.searxng.host, self.searxng.port, faults=Faults(**f["search"]), seed=11, name="fault-search"
-                ),
-                "llm": FaultProxy(self.llm.host, self.llm.port, faults=Faults(**f["llm"]), seed=12, name="fault-llm"),
-                "web": FaultProxy(
-                    None, self.web.port, listen_hosts=hosts, faults=Faults(**f["web"]), seed=13, name="fault-web"
-                ),
-            }
-            for proxy in self.proxies.values():
-                proxy.start()
-
-        def stop(self) -> None:
-            for proxy in getattr(self, "proxies", {}).values():
-                proxy.stop()
-            super().stop()
-
-        def url(self, i: int, k: int) -> str:
-            port = self.proxies["web"].port
-            return f"http://127.0.0.{2 + self.workload.site_index(i, k)}:{port}{self.workload.path(i, k)}"
-
-        def stats(self) -> dict:
-            return {**super().stats(), "faults": {name: p.stats() for name, p in self.proxies.items()}}
-
-        def describe(self) -> dict:
-            p = self.proxies
-            return {
-                "env": {
-                    "GA_SEARCH_PROVIDERS": "searxng",
-                    "GA_SEARXNG_URL": p["search"].url,
-                    "GA_FETCH_ALLOW_PRIVATE": "127.0.0.0/8",
-                    "GA_FETCH_ALLOWED_PORTS": str(p["web"].port),
-                    "GA_LLM_BASE_URL": p["llm"].url + "/v1",
-                    "GA_LLM_API_KEY": "sk-bench",
-                },
-                "direct": {"searxng": self.searxng.url, "llm": self.llm.url, "web_port": self.web.port},
-            }
-
-    up = FaultyUpstreams(Workload.from_json(json.dumps(spec["workload"])))
-    up.start()
-    print(json.dumps(up.describe()), flush=True)
-    try:
-        for line in sys.stdin:
-            cmd, _, arg = line.strip().partition(" ")
-            if cmd == "stats":
-                print(json.dumps(up.stats()), flush=True)
-            elif cmd == "set":  # set <proxy> <json>: change one proxy's faults at run time
-                name, _, changes = arg.partition(" ")
-                print(json.dumps(dataclasses.asdict(up.proxies[name].set(**json.loads(changes)))), flush=True)
-            elif cmd == "quit":
-                break
-    finally:
-        up.stop()
-
-
-class FaultyUpstreamsProcess(UpstreamsProcess):
-    def __init__(self, workload: Workload, faults: dict):
-        spec = {"workload": json.loads(workload.to_json()), "faults": faults}
-        self.proc = subprocess.Popen(
-            [PYTHON, "-m", "bench.soak", "--serve", json.dumps(spec)],
-            cwd=REPO_ROOT,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        line = self.proc.stdout.readline()
-        if not line:
-            raise RuntimeError(f"upstreams failed to start (exit {self.proc.wait()})")
-        self.info: dict = json.loads(line)
-
 
 # --- load ------------------------------------------------------------------------------------
 
@@ -293,105 +169,6 @@ def _rss_by_pid(svc: ServiceProcess) -> dict[int, float]:
         except OSError:
             continue
     return out
-
-
-def slope_mb_per_min(points: list[tuple[float, float]]) -> float | None:
-    if len(points) < 3:
-        return None
-    n = len(points)
-    mx = sum(t for t, _ in points) / n
-    my = sum(v for _, v in points) / n
-    var = sum((t - mx) ** 2 for t, _ in points)
-    if var == 0:
-        return None
-    return sum((t - mx) * (v - my) for t, v in points) / var * 60.0
-
-
-# --- analysis --------------------------------------------------------------------------------
-
-
-def analyse(records: list[dict], wall_s: float, deadline_s: float, rss: dict) -> dict:
-    statuses = Counter(str(r["status"]) for r in records)
-    errors = Counter(r["service_error"] for r in records if r.get("service_error"))
-    documented = Counter(f"{r['status']}:{r.get('code')}" for r in records if r["status"] in DOCUMENTED_5XX)
-    answers = Counter(r["answer"] for r in records if r.get("answer"))
-    ok = [r["latency_s"] for r in records if r["status"] == 200 and not r.get("service_error")]
-    every = [r["latency_s"] for r in records if r["status"] != 0]
-    server = [r["server_ms"] for r in records if r.get("server_ms") is not None]
-    timeline = []
-    for start in range(0, int(wall_s) + 1, 10):
-        window = [r for r in records if start <= r["t"] < start + 10]
-        if not window:
-            continue
-        lat = [r["latency_s"] for r in window if r["status"] == 200]
-        timeline.append(
-            {
-                "t": start,
-                "requests": len(window),
-                "ok": len(lat),
-                "s503": sum(r["status"] == 503 for r in window),
-                "errors": sum(bool(r.get("service_error")) for r in window),
-                "p50_s": round(pcts(lat)["p50"], 2) if lat else None,
-                "p99_s": round(pcts(lat)["p99"], 2) if lat else None,
-            }
-        )
-    return {
-        "requests": len(records),
-        "answered_200": len(ok),
-        "throughput_rps": round(len(records) / wall_s, 2) if wall_s else 0.0,
-        "answers_per_s": round(len(ok) / wall_s, 2) if wall_s else 0.0,
-        "statuses": dict(statuses),
-        "documented_5xx": dict(documented),
-        "answer_statuses": dict(answers.most_common()),
-        "service_errors": sum(errors.values()),
-        "service_error_kinds": dict(errors),
-        "service_error_examples": [r for r in records if r.get("service_error")][:10],
-        "latency_200_s": {k: round(v, 3) for k, v in pcts(ok).items()} if ok else None,
-        "latency_all_s": {k: round(v, 3) for k, v in pcts(every).items()} if every else None,
-        "deadline_s": deadline_s,
-        "over_deadline_200": sum(v > deadline_s for v in ok),
-        "over_deadline_plus_admission_200": sum(v > deadline_s + ADMISSION_WAIT_S for v in ok),
-        "server_total_ms_200": {k: round(v) for k, v in pcts(server).items()} if server else None,
-        "slowest_200": sorted(
-            (
-                {k: r.get(k) for k in ("t", "latency_s", "server_ms", "bypass", "answer")}
-                for r in records
-                if r["status"] == 200
-            ),
-            key=lambda r: -r["latency_s"],
-        )[:10],
-        "bypass_share": round(sum(r["bypass"] for r in records) / len(records), 3) if records else None,
-        "timeline_10s": timeline,
-        "rss": rss,
-    }
-
-
-def summarize_log(path: Path, limit: int = 12) -> dict:
-    """Count the service's WARNING+ log lines by (level, logger, first words of the message)."""
-    kinds: Counter[str] = Counter()
-    other = 0
-    examples: dict[str, str] = {}
-    try:
-        lines = path.read_text(errors="replace").splitlines()
-    except OSError:
-        return {}
-    for line in lines:
-        try:
-            entry = json.loads(line)
-            msg = str(entry.get("msg", ""))
-            key = f"{entry.get('level')} {entry.get('logger')}: {' '.join(msg.split()[:6])[:90]}"
-            examples.setdefault(key, (msg + (" | " + entry["exc"].splitlines()[-1] if entry.get("exc") else ""))[:400])
-        except (ValueError, AttributeError):
-            other += 1
-            key = "non-json: " + " ".join(line.split()[:6])[:90]
-            examples.setdefault(key, line[:400])
-        kinds[key] += 1
-    top = kinds.most_common(limit)
-    return {
-        "lines": len(lines),
-        "non_json_lines": other,
-        "top": [{"count": n, "kind": k, "example": examples[k]} for k, n in top],
-    }
 
 
 # --- the run ---------------------------------------------------------------------------------
@@ -507,121 +284,6 @@ def run(
     return result
 
 
-# --- markdown --------------------------------------------------------------------------------
-
-
-def render(res: dict, command: str) -> str:
-    c = res["config"]
-    lat = c["latencies_s"]
-    l200 = res["latency_200_s"] or {}
-    rss = res["rss"]
-    fi = res["faults_injected"]
-
-    def fault_row(name: str) -> str:
-        s = fi.get(name, {})
-        return (
-            f"| {name} | {s.get('connections', 0)} | {s.get('exchanges', 0)} | {s.get('spikes', 0)} | "
-            f"{s.get('resets', 0)} | {s.get('slow_writes', 0)} | {s.get('slow_reads', 0)} | "
-            f"{s.get('refuse_windows', 0)} | {s.get('upstream_unreachable', 0)} |"
-        )
-
-    def ms(v: float | None) -> str:
-        return "n/a" if v is None else f"{v * 1000:.0f}"
-
-    errors = res["service_error_kinds"]
-    lines = [
-        SECTION,
-        "",
-        f"Reproduce: `{command}` (run {res['started']}, {res['wall_s']:.0f} s of load; `--smoke` is the 10-client "
-        "test's version). Written by bench/soak.py (`--update-doc`), not by `scripts/bench`, which keeps it; raw "
-        "results in `bench/results/soak-*.json`.",
-        "",
-        f"{c['clients']} concurrent clients for {c['seconds']:.0f} s against the service (`python -m uvicorn "
-        f"app.main:app`, {c['workers']} worker(s), GA_DEADLINE_MS={c['deadline_ms']}), each sending one distinct "
-        f"question after another (the latency figure's workload: six real aeb pages per answer, LLM planner and "
-        f"composer), `grounding.cache: bypass` on {c.get('bypass_share', 0.5):.0%} of the requests (interleaved), "
-        f"`use` on the rest (in-process cache budget {c.get('memory_cache_max_mb', 256)} MB per worker); a 503 is "
-        "retried after its "
-        "Retry-After. Simulated upstreams: plan "
-        f"{lat['plan_s'] * 1000:.0f} ms, search {lat['search_s'] * 1000:.0f} ms, pages "
-        f"{lat['fetch_min_s'] * 1000:.0f}–{lat['fetch_max_s'] * 1000:.0f} ms, compose {lat['compose_s'] * 1000:.0f} ms, "
-        "each behind its own fault-injecting TCP proxy (simulators/fault_proxy.py; the web's proxy listens on every "
-        "site's address). Faults drawn per request/response exchange: latency spikes, RST mid-response, trickled "
-        "responses (and requests, to the web), and refusal windows (connect() refused):",
-        "",
-        "| upstream | spike prob (ms) | reset prob (after bytes) | slow write prob | slow read prob | refused |",
-        "|---|---|---|---|---|---|",
-    ]
-    for name, f in c["faults"].items():
-        lines.append(
-            f"| {name} | {f['spike_prob']} ({f['spike_ms'][0]:.0f}–{f['spike_ms'][1]:.0f}) | {f['reset_prob']} "
-            f"({f['reset_after_bytes'][0]}–{f['reset_after_bytes'][1]}) | {f['slow_write_prob']} "
-            f"({f['trickle_bytes']} B / {f['trickle_interval_ms']:.0f} ms) | {f.get('slow_read_prob', 0)} | "
-            f"{f['refuse_for_s']} s every {f['refuse_every_s']} s |"
-        )
-    lines += [
-        "",
-        "Faults injected (proxy counters):",
-        "",
-        "| upstream | connections | exchanges | spikes | resets | slow writes | slow reads | refusal windows | "
-        "upstream unreachable |",
-        "|---|---|---|---|---|---|---|---|---|",
-        *(fault_row(n) for n in ("search", "llm", "web")),
-        "",
-        "| requests | answered 200 | answers/s | 503 (overloaded, documented) | other 502/504 | **service errors** | "
-        "200 p50 ms | p95 ms | p99 ms | deadline ms | 200s over the deadline |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
-        f"| {res['requests']} | {res['answered_200']} | {res['answers_per_s']} | {res['statuses'].get('503', 0)} | "
-        f"{res['statuses'].get('502', 0) + res['statuses'].get('504', 0)} | **{res['service_errors']}** | "
-        f"{ms(l200.get('p50'))} | {ms(l200.get('p95'))} | {ms(l200.get('p99'))} | {c['deadline_ms']} | "
-        f"{res['over_deadline_200']} ({res['over_deadline_plus_admission_200']} over deadline + "
-        f"{ADMISSION_WAIT_S:.0f} s admission wait) |",
-        "",
-        f"Service errors by kind: {errors or 'none'}. Status codes: {res['statuses']}; documented 5xx by code: "
-        f"{res['documented_5xx'] or 'none'}. Answers (status:abstention reason): {res['answer_statuses']}.",
-        "",
-        f"Memory (VmRSS summed over the service's process tree, sampled every "
-        f"{c.get('sample_s', 5)} s): {rss['start_mb']:.0f} MB after start-up, {rss['end_of_load_mb']:.0f} MB at the "
-        f"end of the load, {rss['after_load_mb']:.0f} MB once idle; peak (VmHWM, summed) {rss['peak_hwm_sum_mb']:.0f} "
-        f"MB. Least-squares slope over the second half of the load ({rss['slope_points']} samples): "
-        f"**{_fmt(rss['slope_second_half_mb_per_min'])} MB/min**.",
-        "",
-        "Per 10 s of the run (requests started in the window):",
-        "",
-        "| t s | requests | 200 | 503 | service errors | 200 p50 s | 200 p99 s | RSS MB |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for w in res["timeline_10s"]:
-        near = [v for t, v in rss["samples"] if w["t"] <= t < w["t"] + 10]
-        lines.append(
-            f"| {w['t']} | {w['requests']} | {w['ok']} | {w['s503']} | {w['errors']} | {_fmt(w['p50_s'])} | "
-            f"{_fmt(w['p99_s'])} | {near[-1] if near else ''} |"
-        )
-    log = res.get("service_log") or {}
-    if log.get("top"):
-        lines += ["", f"Service log (WARNING and above, {log['lines']} lines), most frequent kinds:", ""]
-        lines += [f"- {e['count']} × `{e['kind']}`" for e in log["top"][:8]]
-    return "\n".join(lines) + "\n"
-
-
-def _fmt(v: float | None) -> str:
-    return "n/a" if v is None else f"{v:.2f}"
-
-
-def update_doc(section: str, doc: Path = DOC) -> None:
-    """Replace the "Soak under faults" section (up to the next "## " heading) or append it at the end,
-    below bench/run.py's marker, where a regeneration of the figures keeps it."""
-    text = doc.read_text() if doc.exists() else ""
-    if SECTION in text:
-        start = text.index(SECTION)
-        nxt = text.find("\n## ", start + len(SECTION))
-        rest = text[nxt + 1 :] if nxt != -1 else ""
-        text = text[:start].rstrip() + "\n\n" + section.rstrip() + "\n" + ("\n" + rest if rest else "")
-    else:
-        text = text.rstrip() + "\n\n" + section.rstrip() + "\n"
-    doc.write_text(text)
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--clients", type=int, help="concurrent clients (default 200; --smoke: 10)")
@@ -669,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
     print(section, flush=True)
     print(
         f"[soak] {res['requests']} requests, {res['service_errors']} service errors, RSS slope "
-        f"{_fmt(res['rss']['slope_second_half_mb_per_min'])} MB/min → {path}",
+        f"{fmt(res['rss']['slope_second_half_mb_per_min'])} MB/min → {path}",
         file=sys.stderr,
     )
     return 0

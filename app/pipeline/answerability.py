@@ -23,8 +23,22 @@ from typing import Protocol
 from app.domain.types import Evidence
 from app.language.anchors import about_a_sibling, covered
 from app.language.question import AskedKind, QuestionAnalysis
-from app.language.text import YEAR, split_sentences, terms
-from app.language.values import find_values
+from app.language.text import YEAR, terms
+from app.pipeline.answerability_features import (  # noqa: F401  (the feature scales: re-exported)
+    DEFINITION_HEAD_WORDS,
+    FEATURES,
+    LENGTH_NORM_CHARS,
+    LEXICAL,
+    MAX_CAPS_SHARE,
+    MAX_QUOTABLE_CHARS,
+    MIN_QUOTABLE_CHARS,
+    PASSAGE_SCORE_CAP,
+    QUESTION_TERMS_NORM,
+    quotable,
+    sentence_features,
+    sentences_with_leads,
+    typed_match,
+)
 from app.providers.rerank.base import Reranker
 
 # Tuning numbers of the lexical scorer. The learned scorer's weights (answerability_weights.json) were
@@ -38,56 +52,15 @@ TITLE_ONLY_RELEVANCE = 0.5  # relevance multiplier for a sentence on topic only 
 UNSEEN_TERM_DF = 0.5  # document frequency assumed for a question term no sentence holds: keeps its IDF finite
 PASSAGE_TIE_BREAK = 0.02  # per unit of passage score: between equal sentences the better passage wins
 POSITION_TIE_BREAK = 0.005  # per sentence index: between equal sentences the earlier one wins
-PASSAGE_SCORE_CAP = 2.0  # the "passage_score" feature saturates here (scaled to 0..1)
-LENGTH_NORM_CHARS = 300  # the "length" feature saturates at a sentence this long
-QUESTION_TERMS_NORM = 10  # the "question_terms" feature saturates at a question with this many terms
 KIND_CHECK_TOP = 5  # "kind_absent_in_top": none of this many best candidates is of the asked kind
 BRIDGE_POOL = 8  # multi-hop pairs are sought among this many best sentences (pairs grow quadratically)
 BRIDGE_DISCOUNT = 0.95  # a pair's score is discounted by this: two sentences must beat the best single one clearly
 BRIDGE_SECOND_SHARE = 0.99  # the pair's second sentence ranks just under its first, above every other
-DEFINITION_HEAD_WORDS = 10  # a defining sentence names its subject within its first this-many words
-MIN_QUOTABLE_CHARS = 25  # shorter: a fragment or label, not a statement
-MAX_QUOTABLE_CHARS = 600  # longer: a run-on block, not one statement to quote
-MAX_CAPS_SHARE = 0.6  # letters at least this share upper-case: an ALL-CAPS heading
 LOGIT_CLAMP = 30.0  # |z| bound before exp() (no overflow); the sigmoid is 0 or 1 to 13 digits there
 SCORE_DIGITS = 4  # scores are rounded to this many decimals (readable traces, stable ties)
 RELEVANCE_DIGITS = 3  # relevance is rounded to this many decimals
 
-# Value kinds a parser checks, and the Value kinds that satisfy each.
-_VALUE_KINDS: dict[AskedKind, tuple[str, ...]] = {
-    AskedKind.price: ("price",),
-    AskedKind.count: ("count", "number"),
-    AskedKind.measure: ("measure", "percent", "price", "count", "number"),
-    AskedKind.percent: ("percent",),
-    AskedKind.date: ("date", "year", "version"),  # "When were dataclasses added?" — "New in version 3.7."
-    AskedKind.version: ("version",),
-}
-_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z'’.-]+(?:\s+(?:[A-Z]\.\s*)?[A-Z][a-z'’-]+)+")
-_PLACE = re.compile(r"\b(?:in|at|from|near|to|based in|headquartered in|outside)\s+(?:the\s+)?[A-Z][a-z]+")
-_ORG = re.compile(r"\b[A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*)*|\b[A-Z]{2,}\b")
-_DATE_WORDS = re.compile(
-    r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|yesterday|today|tomorrow|"
-    r"january|february|march|april|may|june|july|august|september|october|november|december|"
-    r"jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|last (?:week|month|year)|next (?:week|month|year)|"
-    r"(?:this|last) (?:spring|summer|fall|autumn|winter))\b",
-    re.I,
-)
-_CODE = re.compile(
-    r"\w\(|\w=\w|--?[a-z][\w-]+|`[^`]+`|\b\w+\.\w+\b|^\s*(?:use|call|pass|run|set|create|import|install|"
-    r"add|write|open|return|define|wrap|iterate|catch|raise)\b|\b(?:keyword argument|argument|parameter|"
-    r"option|method|function|statement|command|flag|attribute)\b",
-    re.I,
-)
-_DEFINES = re.compile(
-    r"\b(?:is|are|was|were|returns?|provides?|represents?|means?|refers? to|creates?|allows?|lets?|"
-    r"makes?|describes?|contains?|holds?|runs?|converts?|acts? as|stands? for)\b",
-    re.I,
-)
-_BECAUSE = re.compile(
-    r"\b(?:because|due to|as a result|since|so that|in order to|caused by|led to|blamed|after|amid|"
-    r"following|thanks to|reason|citing|cited|owing to|on account of|in response to)\b",
-    re.I,
-)
+_ANCHORS = FEATURES.index("anchors_ok")
 _PAST_TENSE = re.compile(
     r"\b(won|did|was|were|happened|took place|released|launched|ended|finished|scored|"
     r"elected|announced|reported|had)\b",
@@ -131,107 +104,6 @@ class AnswerabilityScorer(Protocol):
     def assess(self, question: QuestionAnalysis, evidence: list[Evidence], today: date) -> Answerability: ...
 
 
-def typed_match(question: QuestionAnalysis, sentence: str) -> bool:
-    """Does the sentence state something of the kind the question asks for?"""
-    kind = question.kind
-    if kind in _VALUE_KINDS:
-        found = find_values(sentence, _VALUE_KINDS[kind])
-        if kind is AskedKind.date:
-            return bool(found) or bool(_DATE_WORDS.search(sentence))
-        if kind in (AskedKind.count, AskedKind.measure) and question.focus and found:
-            # "how many employees" is answered by a number next to "employees", not any number.
-            st = set(terms(sentence))
-            return any(covered(f, st) for f in question.focus)
-        return bool(found)
-    if kind is AskedKind.person:
-        return bool(_NAME.search(sentence))
-    if kind is AskedKind.place:
-        return bool(_PLACE.search(sentence))
-    if kind is AskedKind.organisation:
-        return bool(_ORG.search(sentence[1:]))
-    if kind is AskedKind.how_to:
-        return bool(_CODE.search(sentence))
-    if kind is AskedKind.definition:
-        head = set(terms(" ".join(sentence.split()[:DEFINITION_HEAD_WORDS])))
-        return bool(_DEFINES.search(sentence)) and (
-            not question.subject or any(covered(s, head) for s in question.subject)
-        )
-    if kind is AskedKind.reason:
-        return bool(_BECAUSE.search(sentence))
-    if kind is AskedKind.attribute:
-        # The attribute's head noun ("timeout" of "default timeout") names it; an answer may drop the rest.
-        return bool(question.focus) and covered(question.focus[-1], set(terms(sentence)))
-    return True  # yes/no and open questions: relevance decides
-
-
-_UNQUOTABLE = re.compile(
-    r"[?:]\s*$|^(?:[\w ]{1,20}:\s*){2,}|¶|^(?:new|changed|added|deprecated|removed)\s+(?:in|since)\s+version\b"
-    r"|^[\w.]+\([^)]*\)\s*$|^(?:click|subscribe|sign up|read more|share|advertisement|related)\b",
-    re.I,
-)
-
-
-def quotable(sentence: str) -> bool:
-    """A sentence that states something on its own: not a heading, question, lead-in, signature,
-    margin note or page furniture."""
-    s = sentence.strip()
-    if len(s) < MIN_QUOTABLE_CHARS or len(s) > MAX_QUOTABLE_CHARS or _UNQUOTABLE.search(s):
-        return False
-    if s.startswith("(") and s.rstrip(".").endswith(")"):
-        return False
-    letters = [c for c in s if c.isalpha()]
-    return not letters or sum(c.isupper() for c in letters) / len(letters) < MAX_CAPS_SHARE
-
-
-# What the learned scorer weighs, per candidate sentence (see LearnedAnswerability).
-FEATURES = (
-    "relevance",
-    "sentence_coverage",
-    "context_coverage",
-    "typed",
-    "anchors_ok",
-    "first_sentences",
-    "passage_score",
-    "has_number",
-    "has_lead",
-    "length",
-    "typed_value_question",
-    "typed_how_to",
-    "question_terms",
-    "lexical_score",
-    "novel",
-    "subject_in_lead",
-    "subject_in_title",
-    "first_after_lead",
-    "tracker_entry",
-    "relevance_ratio",
-    "similarity",
-)
-
-
-LEXICAL = FEATURES.index("lexical_score")
-_ANCHORS = FEATURES.index("anchors_ok")
-_CAPITALISED = re.compile(r"\b[A-Z][\w'’-]+")
-_DIGITS = re.compile(r"\d[\d,.]*")
-
-
-_TRACKER = re.compile(r"^(?:gh|bpo|issue|pr)-?\s?#?\d+\s*:", re.I)  # an issue-tracker line of a changelog
-
-
-def _share(wanted: set[str], have: set[str]) -> float:
-    return sum(covered(t, have) for t in wanted) / len(wanted) if wanted else 0.0
-
-
-def _novelty(question: QuestionAnalysis, sentence: str) -> float:
-    """Share of the sentence's names and numbers the question does not already hold: an answer
-    adds something ("Hazel Hen", "$410m") to what was asked."""
-    q = question.text.lower()
-    found = _CAPITALISED.findall(sentence[1:]) + _DIGITS.findall(sentence)
-    if not found:
-        return 0.0
-    return sum(f.lower() not in q for f in found) / len(found)
-
-
 class LexicalAnswerability:
     """Question-type matching over IDF-weighted term coverage (see module docstring)."""
 
@@ -270,7 +142,7 @@ class LexicalAnswerability:
                 continue  # "The T9 weighs 895 g" does not answer for the T7
             anchors_ok = all(covered(a, passage) for a in question.anchors)
             title_terms = set(terms(ev.title))
-            for pos, (sentence, lead, since) in enumerate(_sentences_with_leads(ev.text)):
+            for pos, (sentence, lead, since) in enumerate(sentences_with_leads(ev.text)):
                 if not quotable(sentence):
                     continue
                 st = set(terms(f"{lead} {sentence}"))
@@ -284,8 +156,6 @@ class LexicalAnswerability:
         idf = {t: math.log(1 + n / (df[t] or UNSEEN_TERM_DF)) for t in q}
         total = sum(idf.values())
         matches: list[SentenceMatch] = []
-        asks_value = float(question.asks_value)
-        how_to = float(question.kind is AskedKind.how_to)
         subject = set(question.subject or question.anchors)
         for ev, pos, sentence, st, context, anchors_ok, lead, since, title_terms in rows:
             in_sentence = sum(idf[t] for t in q if covered(t, st))
@@ -304,28 +174,23 @@ class LexicalAnswerability:
                 PASSAGE_TIE_BREAK * ev.score - POSITION_TIE_BREAK * pos
             )  # tie-breaks: the better passage, the earlier sentence
             held = frozenset(t for t in q if covered(t, st) or covered(t, context))
-            features = (
-                relevance,
-                in_sentence / total,
-                in_context / total,
-                float(typed),
-                float(anchors_ok),
-                1 / (1 + pos),
-                min(PASSAGE_SCORE_CAP, max(0.0, ev.score)) / PASSAGE_SCORE_CAP,
-                float(any(c.isdigit() for c in sentence)),
-                float(bool(lead)),
-                min(1.0, len(sentence) / LENGTH_NORM_CHARS),
-                float(typed) * asks_value,
-                float(typed) * how_to,
-                min(1.0, len(q) / QUESTION_TERMS_NORM),
-                max(0.0, score),
-                _novelty(question, sentence),
-                _share(subject, set(terms(lead))) if lead else 0.0,
-                _share(subject, title_terms),
-                float(bool(lead) and since == 0),
-                float(bool(_TRACKER.match(sentence))),
-                0.0,
-                0.0,
+            features = sentence_features(
+                question,
+                q,
+                subject,
+                ev,
+                pos,
+                sentence,
+                lead,
+                since,
+                title_terms,
+                relevance=relevance,
+                in_sentence=in_sentence,
+                in_context=in_context,
+                total=total,
+                typed=typed,
+                anchors_ok=anchors_ok,
+                score=score,
             )
             matches.append(
                 SentenceMatch(
@@ -428,31 +293,6 @@ class LexicalAnswerability:
             features=b.features,
         )
         return [first, second, *(m for m in matches if m is not a and m is not b)]
-
-
-# An API entry line of reference documentation: "re.IGNORECASE¶", "Path.rglob(pattern)¶",
-# "coroutine asyncio.sleep(delay, result=None)".
-_SIGNATURE = re.compile(
-    r"^(?:(?:class|coroutine|exception|awaitable|async|classmethod|staticmethod|abstractmethod)\s+)?"
-    r"([\w.]+(?:\([^)]*\))?)\s*¶?\s*$"
-)
-
-
-def _sentences_with_leads(text: str) -> list[tuple[str, str, int]]:
-    """The passage's sentences, each with the API entry line it sits under (or "") and how many
-    sentences of that entry precede it (0: the entry's defining sentence)."""
-    out: list[tuple[str, str, int]] = []
-    lead, since = "", 0
-    for line in text.split("\n"):
-        stripped = line.strip()
-        m = _SIGNATURE.match(stripped)
-        if m and ("." in m.group(1) or "(" in m.group(1) or stripped.endswith("¶")):
-            lead, since = m.group(1), 0
-            continue
-        for sentence in split_sentences(stripped):
-            out.append((sentence, lead, since))
-            since += 1
-    return out
 
 
 class LearnedAnswerability(LexicalAnswerability):
