@@ -9,7 +9,9 @@ from contextlib import asynccontextmanager
 
 import orjson
 from fastapi import FastAPI
+from starlette.requests import ClientDisconnect
 
+from app import metrics
 from app.api.admission import Admission, AdmissionMiddleware
 from app.api.disconnect import CancelOnDisconnect
 from app.api.errors import install_error_handlers
@@ -105,6 +107,11 @@ class RequestIdMiddleware:
         client_token = client_request_id_var.set(client_id)
         try:
             await self.app(scope, receive, send_with_id)
+        except ClientDisconnect:
+            # The client left before its body arrived (e.g. it gave up while queued for admission):
+            # nobody to answer, nothing broken.
+            metrics.CLIENT_DISCONNECTS.inc()
+            log.info("client disconnected before its request body was read")
         except Exception:
             log.exception("unhandled error")
             if not started:

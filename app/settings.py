@@ -109,6 +109,8 @@ class Settings(BaseSettings):
     respect_robots: bool = True
     user_agent: str = "GroundedAnswerBot/0.1"
     contact_url: str = "https://github.com/grounded-answers/grounded-answers"
+    # Low-confidence HTML pages get a second opinion from trafilatura (app/extract/fallback.py).
+    extract_fallback: bool = True
 
     # --- cache
     redis_url: str | None = None

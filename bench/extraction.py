@@ -6,7 +6,11 @@ empty prediction scores 0/0 unless the gold text is empty too. This reproduces t
 (trafilatura 0.960); the README's prose (whitespace split, shingle sets) gives lower numbers for
 every extractor and is reported too, as "F1 ws-set".
 
-Runs ours, trafilatura and readability-lxml side by side on the same pages, one core pinned,
+Also reported: bag-of-words F1 ("BoW", the same per-page averaging over lowercase ``\w+`` tokens
+counted as a multiset, i.e. 1-grams), whole set and per half.
+
+Runs ours, ours + fallback (trafilatura on low-confidence pages, app/extract/fallback.py),
+trafilatura and readability-lxml side by side on the same pages, one core pinned,
 warm-up pass then three timed passes (per page the fastest: the machine is shared). Reports the whole set and the two halves (even / odd positions in
 id order): ours was tuned looking at the even half only, so the odd half shows whether it
 generalises.
@@ -56,8 +60,9 @@ def shingles(text: str, n: int = 4, literal: bool = False) -> Counter[str]:
     return Counter(set(grams)) if literal else Counter(grams)
 
 
-def page_scores(pred: str | None, gold: str, literal: bool = False) -> tuple[float, float]:
-    p_sh, g_sh = shingles(pred or "", literal=literal), shingles(gold, literal=literal)
+def page_scores(pred: str | None, gold: str, literal: bool = False, n: int = 4) -> tuple[float, float]:
+    """Precision and recall of one page over n-gram shingles (official: 4; ``n=1``: bag of words)."""
+    p_sh, g_sh = shingles(pred or "", n=n, literal=literal), shingles(gold, n=n, literal=literal)
     if not p_sh and not g_sh:
         return 1.0, 1.0
     if not p_sh or not g_sh:
@@ -91,6 +96,20 @@ def ours() -> Callable[[tuple[str, str]], str]:
     return lambda item: extract_html(item[0], url=item[1]).text
 
 
+def ours_fallback() -> Callable[[tuple[str, str]], str]:
+    from app.extract.fallback import extract_with_fallback
+
+    return lambda item: extract_with_fallback(item[0], url=item[1]).text
+
+
+def fallback_asked(inputs: list[tuple[str, str]]) -> list[bool]:
+    """Per page, whether "ours + fallback" asked trafilatura (an untimed pass of ours alone)."""
+    from app.extract.fallback import low_confidence
+    from app.extract.html import extract_html
+
+    return [low_confidence(extract_html(html, url=url)) for html, url in inputs]
+
+
 def trafilatura_extractor() -> Callable[[tuple[str, str]], str]:
     import trafilatura
 
@@ -110,6 +129,7 @@ def readability_extractor() -> Callable[[tuple[str, str]], str]:
 
 EXTRACTORS: dict[str, Callable[[], Callable[[tuple[str, str]], str]]] = {
     "ours": ours,
+    "ours + fallback": ours_fallback,
     "trafilatura": trafilatura_extractor,
     "readability-lxml": readability_extractor,
 }
@@ -127,25 +147,37 @@ def main() -> None:
     pin_one_core()
     pages = load_pages(args.limit)
     inputs = [(html, url) for _, url, html, _ in pages]
-    rows, results = [], {}
+    rows, results, notes = [], {}, []
     for name in args.only.split(","):
         fn = EXTRACTORS[name]()
         outputs, times = timed_run(fn, inputs, repeats=args.repeats)
         scores = [page_scores(out, gold) for out, (_, _, _, gold) in zip(outputs, pages)]
+        bow = [page_scores(out, gold, n=1) for out, (*_, gold) in zip(outputs, pages)]
         literal = aggregate([page_scores(out, g, literal=True) for out, (*_, g) in zip(outputs, pages)])
-        whole = aggregate(scores)
-        even = aggregate(scores[0::2])
-        odd = aggregate(scores[1::2])
+        whole, even, odd = aggregate(scores), aggregate(scores[0::2]), aggregate(scores[1::2])
+        bow_whole, bow_even, bow_odd = aggregate(bow), aggregate(bow[0::2]), aggregate(bow[1::2])
         results[name] = {
             **whole,
             "f1_even": even["f1"],
             "f1_odd": odd["f1"],
+            "f1_bow": bow_whole["f1"],
+            "f1_bow_even": bow_even["f1"],
+            "f1_bow_odd": bow_odd["f1"],
             "f1_literal_readme": literal["f1"],
             "median_ms": median(times),
             "p95_ms": percentile(times, 0.95),
             "pages": len(pages),
             "per_page": {pid: {"p": s[0], "r": s[1], "ms": t} for (pid, *_), s, t in zip(pages, scores, times)},
         }
+        if name == "ours + fallback":
+            asked = fallback_asked(inputs)
+            results[name]["fallback_rate"] = _rate(asked)
+            results[name]["fallback_rate_even"] = _rate(asked[0::2])
+            results[name]["fallback_rate_odd"] = _rate(asked[1::2])
+            notes.append(
+                f"ours + fallback asked trafilatura on {sum(asked)} of {len(asked)} pages "
+                f"({_rate(asked):.0%}; even {_rate(asked[0::2]):.0%}, odd {_rate(asked[1::2]):.0%})"
+            )
         rows.append(
             [
                 name,
@@ -154,6 +186,9 @@ def main() -> None:
                 whole["recall"],
                 even["f1"],
                 odd["f1"],
+                bow_whole["f1"],
+                bow_even["f1"],
+                bow_odd["f1"],
                 literal["f1"],
                 f"{median(times):.2f}",
                 f"{percentile(times, 0.95):.2f}",
@@ -164,13 +199,20 @@ def main() -> None:
             ranked = sorted(list(zip(pages, scores))[0::2], key=lambda ps: sum(ps[1]))
             for (pid, url, _, _), (p, r) in ranked[: args.worst]:
                 print(f"  worst {pid[:12]} p={p:.2f} r={r:.2f} {url}", file=sys.stderr)
+    if "trafilatura" in results:  # the machine is shared: times compare within one run
+        base = results["trafilatura"]["median_ms"]
+        ratios = ", ".join(f"{n} {r['median_ms'] / base:.2f}" for n, r in results.items() if base)
+        notes.append(f"median time relative to trafilatura in this run: {ratios}")
     print(f"aeb: {len(pages)} pages, one core, fastest of {args.repeats} timed passes per page\n")
-    print(
-        markdown_table(
-            ["extractor", "F1", "precision", "recall", "F1 even", "F1 odd", "F1 ws-set", "median ms", "p95 ms"], rows
-        )
-    )
+    headers = ["extractor", "F1", "precision", "recall", "F1 even", "F1 odd", "BoW F1", "BoW even", "BoW odd"]
+    print(markdown_table(headers + ["F1 ws-set", "median ms", "p95 ms"], rows))
+    for note in notes:
+        print(f"\n{note}")
     write_json(args.json, results)
+
+
+def _rate(flags: list[bool]) -> float:
+    return sum(flags) / len(flags) if flags else 0.0
 
 
 if __name__ == "__main__":

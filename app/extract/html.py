@@ -42,6 +42,8 @@ class Extraction:
     blocks: list[TextBlock] = field(default_factory=list)
     density: float = 0.0  # main text chars / all visible text chars
     is_shell: bool = True
+    visible_chars: int = 0  # all visible text chars of the page (after hidden-element removal)
+    rival_share: float = 0.0  # best region outside the selection / the winner (html_select)
 
     @property
     def text(self) -> str:
@@ -70,7 +72,12 @@ def extract_html(html: str | bytes, url: str | None = None, *, parser: LexborHTM
     main_chars = sum(len(b.text) for b in text_blocks)
     density = min(1.0, main_chars / tree.all_chars) if tree.all_chars else 0.0
     return Extraction(
-        title=title, blocks=text_blocks, density=density, is_shell=looks_like_shell(text_blocks, main_chars)
+        title=title,
+        blocks=text_blocks,
+        density=density,
+        is_shell=looks_like_shell(text_blocks, main_chars),
+        visible_chars=tree.all_chars,
+        rival_share=tree.rival_share,
     )
 
 

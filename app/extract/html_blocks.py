@@ -158,6 +158,7 @@ class PageTree:
     tag: list[str] = field(default_factory=list)
     blocks: list[RawBlock] = field(default_factory=list)
     all_chars: int = 0  # visible text chars on the page (for density)
+    rival_share: float = 0.0  # best element outside the selection, as a share of the winner (html_select)
     hint_cache: dict[str, int] = field(default_factory=dict)
 
 

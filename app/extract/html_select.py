@@ -73,6 +73,7 @@ def select_main_blocks(tree: PageTree, title: str = "") -> list[RawBlock]:
         return []
     siblings = [s for s in _strong_siblings(tree, score, best) if not s[0] <= rival <= s[1]]
     spans = [(best, tree.end[best])] + siblings
+    tree.rival_share = _rival_share(tree, weighted, best, spans)
     inside: list[tuple[RawBlock, int, bool]] = []
     for b in tree.blocks:
         for root, end in spans:
@@ -80,6 +81,28 @@ def select_main_blocks(tree: PageTree, title: str = "") -> list[RawBlock]:
                 inside.append((b, root, _keep(b, tree, root)))
                 break
     return _cut_other_content(tree, _drop_link_containers(tree, inside))
+
+
+def _rival_share(tree: PageTree, weighted: list[float], best: int, spans: list[tuple[int, int]]) -> float:
+    """The best-weighted element outside the selection (neither an ancestor of the winner nor inside
+    a kept span) as a share of the winner: near 0 is a clear choice, near 1 (or above, after the
+    title region overruled the best) a close call between two parts of the page."""
+    top = weighted[best]
+    if top <= 0:
+        return 0.0
+    weighted = weighted[:]
+    node = tree.parent[best]
+    while node >= 0:
+        weighted[node] = 0.0
+        node = tree.parent[node]
+    rival, start = 0.0, 0
+    for lo, hi in sorted(spans):
+        if lo > start:
+            rival = max(rival, max(weighted[start:lo]))
+        start = max(start, hi + 1)
+    if start < len(weighted):
+        rival = max(rival, max(weighted[start:]))
+    return rival / top
 
 
 def _cut_other_content(tree: PageTree, blocks: list[RawBlock]) -> list[RawBlock]:

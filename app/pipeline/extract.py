@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from app.domain.types import Document, FetchedPage, FetchReason, PageDates, SearchHit, TextBlock
 from app.extract.dates import find_page_dates
-from app.extract.html import extract_html, parse_html
+from app.extract.fallback import extract_with_fallback
+from app.extract.html import parse_html
 from app.extract.text_clean import content_hash
 from app.urls import registrable_domain
 
@@ -15,7 +16,7 @@ EXTRACT_MAX_BYTES = 1_000_000
 DATES_MAX_CHARS = 200_000
 
 
-def _extract_one(page: FetchedPage, hit: SearchHit | None, rank: int) -> Document | None:
+def _extract_one(page: FetchedPage, hit: SearchHit | None, rank: int, fallback: bool) -> Document | None:
     ctype = page.content_type.split(";")[0].strip().lower()
     dates = PageDates()
     title = hit.title if hit else ""
@@ -33,7 +34,7 @@ def _extract_one(page: FetchedPage, hit: SearchHit | None, rank: int) -> Documen
         parser = parse_html(body)  # parsed once: dates first, then extraction prunes the tree
         head = body[: DATES_MAX_CHARS * 2].decode("utf-8", errors="replace")[:DATES_MAX_CHARS]
         dates = find_page_dates(head, url=page.url, headers=page.headers, parser=parser)
-        ext = extract_html(body, url=page.url, parser=parser)
+        ext = extract_with_fallback(body, url=page.url, parser=parser, enabled=fallback)
         if ext.is_shell:
             return None
         blocks, title, density = ext.blocks, ext.title or title, ext.density
@@ -56,10 +57,11 @@ def _extract_one(page: FetchedPage, hit: SearchHit | None, rank: int) -> Documen
     )
 
 
-def extract_page(page: FetchedPage, hit: SearchHit | None, rank: int) -> Document | None:
-    """Extract one fetched page; None (and the page marked empty_extraction) when nothing usable."""
+def extract_page(page: FetchedPage, hit: SearchHit | None, rank: int, fallback: bool = True) -> Document | None:
+    """Extract one fetched page; None (and the page marked empty_extraction) when nothing usable.
+    ``fallback``: trafilatura's second opinion on low-confidence HTML (Settings.extract_fallback)."""
     try:
-        doc = _extract_one(page, hit, rank)
+        doc = _extract_one(page, hit, rank, fallback)
     except Exception:  # a page that breaks the parser is a lost page, not a failed request
         doc = None
     if doc is None:

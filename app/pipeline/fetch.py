@@ -105,7 +105,7 @@ async def _from_snippet(hit: SearchHit, rank: int) -> tuple[FetchedPage, Documen
 
 async def _extract(page: FetchedPage, hit: SearchHit, rank: int, ctx: RunContext) -> Document | None:
     t0 = time.perf_counter()
-    doc = await asyncio.to_thread(extract_page, page, hit, rank)
+    doc = await asyncio.to_thread(extract_page, page, hit, rank, ctx.settings.extract_fallback)
     ctx.timings_ms["extract"] = round(
         ctx.timings_ms.get("extract", 0.0) + (time.perf_counter() - t0) * MS_PER_S, TIMING_DIGITS
     )

@@ -275,3 +275,36 @@ def test_the_header_deadline_does_not_cut_a_kept_alive_connection(service_factor
         assert client.get("/healthz").status_code == 200
         time.sleep(1.5)  # idle between requests: the keep-alive timer's business (5 s), not the header deadline
         assert client.get("/healthz").status_code == 200
+
+
+def test_a_client_that_leaves_before_its_body_arrives_is_not_an_error(keyed):
+    # Soak finding: a client that gave up (e.g. while queued for admission) disconnects before its
+    # body is read; Starlette raises ClientDisconnect, which was logged as an unhandled error.
+    import io
+    import logging
+    import socket
+    import time
+
+    from app import metrics
+    from app.logs import JsonFormatter
+
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    logging.getLogger("app").addHandler(handler)
+    before = metrics.CLIENT_DISCONNECTS._value.get()
+    host, port = keyed.url.removeprefix("http://").split(":")
+    try:
+        with socket.create_connection((host, int(port)), timeout=10) as sock:
+            sock.sendall(
+                b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k1\r\n"
+                b'Content-Type: application/json\r\nContent-Length: 500\r\n\r\n{"model":'
+            )
+        deadline = time.monotonic() + 5
+        while metrics.CLIENT_DISCONNECTS._value.get() == before and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        logging.getLogger("app").removeHandler(handler)
+    assert metrics.CLIENT_DISCONNECTS._value.get() == before + 1
+    assert "unhandled error" not in stream.getvalue(), stream.getvalue()[:500]
+    assert httpx.get(keyed.url + "/healthz").status_code == 200
