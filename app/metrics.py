@@ -90,3 +90,6 @@ ADMISSION_REFUSED = Counter(
 CLIENT_DISCONNECTS = Counter(
     PREFIX + "client_disconnects_total", "Answers cancelled because the client went away before the response"
 )
+EXTRACTION_MEMO = Counter(
+    PREFIX + "extraction_memo_total", "Provider-held pages looked up in the extraction memo", ["outcome"]
+)  # outcome: hit | miss

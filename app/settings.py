@@ -44,6 +44,8 @@ class Settings(BaseSettings):
     daily_budget_usd: float = 0.0  # upstream spend per key per UTC day
     # Byte budget of the in-process cache (GA_REDIS_URL unset): entries are evicted LRU-first past it.
     memory_cache_max_bytes: int = 256 * 1024 * 1024
+    # Byte budget of the in-process memo of extracted provider-held pages (app/cache/extraction_memo.py).
+    extraction_memo_max_bytes: int = 64 * 1024 * 1024
 
     # --- LLM (OpenAI-compatible). Unset base URL = embedded extractive composer + heuristics.
     llm_provider: str = (

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
+from app.cache.extraction_memo import ExtractionMemo
 from app.cache.singleflight import SingleFlight
 from app.fetch.base import Fetcher
 from app.providers.breaker import BreakerBoard, BreakerConfig
@@ -49,6 +50,7 @@ class ServiceState:
     reranker: Reranker | None = None
     sentence_ranker: Reranker | None = None
     flights: SingleFlight = field(default_factory=SingleFlight)
+    extractions: ExtractionMemo = field(default_factory=ExtractionMemo)
     # Upstream resilience: a circuit breaker per search provider and per model; the /readyz model probe.
     breakers: BreakerBoard = field(default_factory=lambda: BreakerBoard(BreakerConfig()))
     model_probe: ModelProbe | None = None
@@ -91,6 +93,7 @@ class ServiceState:
             reranker=build_reranker(settings),
             sentence_ranker=build_named_reranker(settings.sentence_ranker, settings),
             breakers=breakers,
+            extractions=ExtractionMemo(settings.extraction_memo_max_bytes),
             model_probe=ModelProbe.from_settings(settings, http) if settings.llm_enabled else None,
         )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from itertools import islice
 
 STOP_WORDS = frozenset(
     """a an the and or but if then else of to in on at by for with from into onto over under about
@@ -24,6 +25,11 @@ _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
 
 def words(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(text)]
+
+
+def first_words(text: str, limit: int) -> list[str]:
+    """words(text)[:limit] without tokenising the rest of a long text."""
+    return [m.group().lower() for m in islice(_WORD.finditer(text), limit)]
 
 
 def stem(word: str) -> str:

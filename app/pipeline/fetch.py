@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from app import metrics
+from app.cache.extraction_memo import ExtractionMemo
 from app.cache.page_cache import REVALIDATE_WINDOW_S, PageEntry, decode_entry, page_key, store_entry
 from app.cache.singleflight import SingleFlight
 from app.domain.types import Document, FetchedPage, FetchReason, PageDates, SearchHit, TextBlock
@@ -44,13 +45,14 @@ async def fetch_documents(
     cache: Cache | None = None,
     flights: SingleFlight | None = None,
     question: str = "",
+    memo: ExtractionMemo | None = None,
 ) -> Retrieval:
     chosen = candidates[: ctx.options.max_fetches]
     results = await asyncio.gather(
         *(
             _from_snippet(hit, rank)
             if snippet_answers(hit, question)
-            else _load(hit, rank, ctx, fetcher, cache, flights)
+            else _load(hit, rank, ctx, fetcher, cache, flights, memo)
             for rank, hit in enumerate(chosen)
         )
     )
@@ -103,6 +105,26 @@ async def _from_snippet(hit: SearchHit, rank: int) -> tuple[FetchedPage, Documen
     return page, doc
 
 
+async def _extract_held(
+    page: FetchedPage, hit: SearchHit, rank: int, ctx: RunContext, memo: ExtractionMemo | None
+) -> Document | None:
+    """A provider-held page, through the extraction memo (the same bytes extract the same way)."""
+    if memo is None:
+        return await _extract(page, hit, rank, ctx)
+    key = memo.key(page.url, page.content_type, page.body, hit, ctx.settings.extract_fallback)
+    found, doc = memo.get(key)
+    if found:
+        metrics.EXTRACTION_MEMO.labels(outcome="hit").inc()
+        if doc is None:
+            page.reason = FetchReason.empty_extraction
+            return None
+        return replace(doc, rank=rank, primary=hit.primary, fetched_at=page.fetched_at)
+    metrics.EXTRACTION_MEMO.labels(outcome="miss").inc()
+    doc = await _extract(page, hit, rank, ctx)
+    memo.put(key, doc)
+    return doc
+
+
 async def _extract(page: FetchedPage, hit: SearchHit, rank: int, ctx: RunContext) -> Document | None:
     t0 = time.perf_counter()
     doc = await asyncio.to_thread(extract_page, page, hit, rank, ctx.settings.extract_fallback)
@@ -113,7 +135,13 @@ async def _extract(page: FetchedPage, hit: SearchHit, rank: int, ctx: RunContext
 
 
 async def _load(
-    hit: SearchHit, rank: int, ctx: RunContext, fetcher: Fetcher, cache: Cache | None, flights: SingleFlight | None
+    hit: SearchHit,
+    rank: int,
+    ctx: RunContext,
+    fetcher: Fetcher,
+    cache: Cache | None,
+    flights: SingleFlight | None,
+    memo: ExtractionMemo | None = None,
 ) -> tuple[FetchedPage, Document | None]:
     if hit.raw_content is not None:
         page = FetchedPage(
@@ -125,7 +153,7 @@ async def _load(
             body=hit.raw_content.encode("utf-8"),
             fetched_at=datetime.now(UTC),
         )
-        return page, await _extract(page, hit, rank, ctx)
+        return page, await _extract_held(page, hit, rank, ctx, memo)
     policy = ctx.options.cache
     if cache is None or policy == "bypass":
         return await _fetch_and_extract(hit, rank, ctx, fetcher)

@@ -32,7 +32,12 @@ async def gather_context(query: str, ctx: RunContext, state: ServiceState):
         )
     with ctx.stage("fetch"):
         retrieval = await fetch.fetch_documents(
-            found.candidates, ctx, fetcher=state.fetcher, cache=state.cache, flights=state.flights
+            found.candidates,
+            ctx,
+            fetcher=state.fetcher,
+            cache=state.cache,
+            flights=state.flights,
+            memo=state.extractions,
         )
     with ctx.stage("select"):
         selection = select.select_evidence(

@@ -129,6 +129,7 @@ async def _search_and_read(result: PipelineResult, ctx: RunContext, state: Servi
             cache=state.cache,
             flights=state.flights,
             question=the_plan.question,
+            memo=state.extractions,
         )
     result.pages, result.documents = retrieval.pages, retrieval.documents
     result.evidence_versions = {d.url: d.content_hash for d in retrieval.documents}

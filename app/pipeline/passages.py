@@ -4,7 +4,7 @@ small BM25 scorer over them (question terms, not the derived queries)."""
 from __future__ import annotations
 
 import math
-from collections import Counter
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 
 from app.domain.types import Document
@@ -32,7 +32,38 @@ class Passage:
     kind: str = "prose"  # "prose" | "code": code is evidence for a model, never quoted as a sentence
 
 
+# Splitting and term extraction are a pure function of a document's text and title, and the same
+# pages come back request after request (the local docs corpus, popular pages): their passage
+# skeletons are remembered by content hash, LRU, bounded by bytes.
+SKELETON_MEMO_MAX_BYTES = 32 * 1024 * 1024
+SKELETON_BYTES_PER_CHAR = 3  # the passage text plus its term list, roughly
+
+_Skeleton = tuple[str, str, int, str, list[str]]  # heading, text, index, kind, terms
+_skeletons: OrderedDict[tuple[str, str], tuple[list[_Skeleton], int]] = OrderedDict()
+_skeleton_bytes = 0
+
+
 def split_passages(doc: Document) -> list[Passage]:
+    """The document's passages (fresh objects: BM25 scores them in place), from the memo when the
+    same text was split before."""
+    global _skeleton_bytes
+    key = (doc.content_hash, doc.title)
+    found = _skeletons.get(key)
+    if found is not None:
+        _skeletons.move_to_end(key)
+        return [Passage(doc, h, t, i, terms, kind=k) for h, t, i, k, terms in found[0]]
+    passages = _split(doc)
+    cost = SKELETON_BYTES_PER_CHAR * sum(len(p.text) for p in passages)
+    if doc.content_hash and cost <= SKELETON_MEMO_MAX_BYTES:
+        _skeletons[key] = ([(p.heading, p.text, p.index, p.kind, p.terms) for p in passages], cost)
+        _skeleton_bytes += cost
+        while _skeleton_bytes > SKELETON_MEMO_MAX_BYTES:
+            _, (_, evicted) = _skeletons.popitem(last=False)
+            _skeleton_bytes -= evicted
+    return passages
+
+
+def _split(doc: Document) -> list[Passage]:
     out: list[Passage] = []
     heading = ""
     buf: list[str] = []

@@ -4,10 +4,11 @@ recorded with its reason."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from datetime import date
 
 from app.domain.types import Document, Evidence, Selection, SelectionDecision
-from app.language.text import terms, words
+from app.language.text import first_words, terms
 from app.pipeline.context import RunContext
 from app.pipeline.injection import strip_instructions
 from app.pipeline.passages import MIN_CHARS as MIN_PASSAGE_CHARS
@@ -51,8 +52,32 @@ def document_age_days(doc: Document, today: date) -> int | None:
 
 
 def shingles(text: str, size: int = SHINGLE_WORDS, limit: int = SHINGLE_MAX_WORDS) -> frozenset[int]:
-    toks = words(text)[:limit]
+    toks = first_words(text, limit)
     return frozenset(hash(" ".join(toks[i : i + size])) for i in range(max(1, len(toks) - size + 1)))
+
+
+# A page's shingle set is a pure function of its text, and the same pages come back request after
+# request: remembered by content hash, LRU, bounded by bytes (a set costs ~70 bytes a shingle).
+SHINGLE_MEMO_MAX_BYTES = 16 * 1024 * 1024
+SHINGLE_BYTES = 70
+_shingle_memo: OrderedDict[str, frozenset[int]] = OrderedDict()
+_shingle_memo_bytes = 0
+
+
+def _doc_shingles(doc: Document) -> frozenset[int]:
+    global _shingle_memo_bytes
+    found = _shingle_memo.get(doc.content_hash)
+    if found is not None:
+        _shingle_memo.move_to_end(doc.content_hash)
+        return found
+    sh = shingles(doc.text)
+    if doc.content_hash:
+        _shingle_memo[doc.content_hash] = sh
+        _shingle_memo_bytes += SHINGLE_BYTES * len(sh)
+        while _shingle_memo_bytes > SHINGLE_MEMO_MAX_BYTES:
+            _, evicted = _shingle_memo.popitem(last=False)
+            _shingle_memo_bytes -= SHINGLE_BYTES * len(evicted)
+    return sh
 
 
 def jaccard(a: frozenset[int], b: frozenset[int]) -> float:
@@ -71,7 +96,7 @@ def collapse_duplicates(
     kept: list[tuple[Document, frozenset[int]]] = []
     also: dict[str, list[str]] = {}
     for doc in sorted(docs, key=lambda d: d.rank):
-        sh = shingles(doc.text)
+        sh = _doc_shingles(doc)
         survivor = next((k for k, ks in kept if jaccard(sh, ks) >= NEAR_DUP_THRESHOLD), None)
         if survivor is not None:
             also.setdefault(survivor.url, []).append(doc.url)
@@ -173,20 +198,26 @@ def select_evidence(
         pool.remove(p)
         if per_doc.get(p.doc.url, 0) >= per_doc_cap:
             continue
+        # Counted as rendered for the composer: text plus its header line (id, title, section, domain, date).
+        header = f"{p.doc.title} {p.heading} {p.doc.domain}"
+        extra = 0
+        if count_headers:
+            extra = (
+                ctx.tokens.count(header) if ctx.tokens else len(header) // CHARS_PER_TOKEN
+            ) + HEADER_OVERHEAD_TOKENS
+        tokens = (ctx.tokens.count(p.text) if ctx.tokens else len(p.text) // CHARS_PER_TOKEN) + extra
+        if used + tokens > opts.token_budget:
+            # Skip, not stop: a smaller block may still fit. Checked before the instruction scan,
+            # which costs more than the count: once the budget is nearly full every passage left in
+            # the pool would be scanned only to be skipped (a passage that would fit only once an
+            # instruction is cut out of it is skipped too).
+            continue
         text, planted = strip_instructions(p.text)
         if planted:
             decisions.append(SelectionDecision(p.doc.url, "edited", f"instructions_removed:{planted}"))
+            tokens = (ctx.tokens.count(text) if ctx.tokens else len(text) // CHARS_PER_TOKEN) + extra
         if not text.strip():
             continue
-        # Counted as rendered for the composer: text plus its header line (id, title, section, domain, date).
-        header = f"{p.doc.title} {p.heading} {p.doc.domain}"
-        tokens = ctx.tokens.count(text) if ctx.tokens else len(text) // CHARS_PER_TOKEN
-        if count_headers:
-            tokens += (
-                ctx.tokens.count(header) if ctx.tokens else len(header) // CHARS_PER_TOKEN
-            ) + HEADER_OVERHEAD_TOKENS
-        if used + tokens > opts.token_budget:
-            continue  # skip, not stop: a smaller block may still fit
         used += tokens
         per_doc[p.doc.url] = per_doc.get(p.doc.url, 0) + 1
         evidence.append(

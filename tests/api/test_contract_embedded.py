@@ -144,3 +144,20 @@ def test_sample_corpus_answers_come_from_the_page_about_the_subject(embedded):
         embedded.url + "/v1/chat/completions", json=chat("When was Python 3.10 released?"), timeout=30
     ).json()
     assert "October 4, 2021" in released["choices"][0]["message"]["content"]
+
+
+def test_a_corpus_page_is_extracted_once_even_when_the_cache_is_bypassed(embedded):
+    # Extraction is a pure function of the page's bytes: the memo serves `cache: bypass` too, and the
+    # answer is the same as when the page was extracted.
+    from app import metrics
+
+    def memo(outcome: str) -> float:
+        return metrics.EXTRACTION_MEMO.labels(outcome=outcome)._value.get()
+
+    body = {**chat("How do I read a TOML file with tomllib?"), "grounding": {"cache": "bypass"}}
+    first = httpx.post(embedded.url + "/v1/chat/completions", json=body, timeout=30).json()
+    hits, misses = memo("hit"), memo("miss")
+    second = httpx.post(embedded.url + "/v1/chat/completions", json=body, timeout=30).json()
+    assert memo("miss") == misses and memo("hit") > hits
+    assert second["choices"][0]["message"]["content"] == first["choices"][0]["message"]["content"]
+    assert second["citations"] == first["citations"] and second["grounding"]["cache"].get("answer") != "hit"

@@ -6,6 +6,7 @@ from datetime import UTC, date, datetime
 
 from app.api.protocol import GroundingOptions
 from app.domain.types import Document, Evidence, PageDates, TextBlock
+from app.extract.text_clean import content_hash
 from app.pipeline.context import Options, RunContext
 from app.settings import Settings
 from app.urls import registrable_domain
@@ -36,7 +37,7 @@ def make_doc(
         blocks=blocks,
         dates=PageDates(published=published, source="meta" if published else "unknown"),
         fetched_at=datetime.now(UTC),
-        content_hash=url,
+        content_hash=content_hash("\n".join(b.text for b in blocks)),  # as extraction computes it
         rank=rank,
         primary=primary,
     )
