@@ -40,3 +40,7 @@ def configure_logging(level: str = "INFO") -> None:
     root.setLevel(level.upper())
     # httpx logs every outbound request at INFO: the metrics and traces already count them.
     logging.getLogger("httpx").setLevel(max(logging.WARNING, root.level))
+    # trafilatura (the extraction fallback) warns about every element it discards: page content, not
+    # a service condition; and htmldate about unparsable dates.
+    for noisy in ("trafilatura", "htmldate"):
+        logging.getLogger(noisy).setLevel(max(logging.ERROR, root.level))
