@@ -29,6 +29,15 @@ class BenchConfig:
     memory_requests: int = 64
     # extraction / dates: page limit (None = all)
     quality_limit: int | None = None
+    # embedded figure (the shipped docs corpus, no upstreams): a closed loop at this concurrency, up to
+    # this many requests or seconds of sending, per worker count; a fresh service per repeat (2, not 3:
+    # each repeat is about a minute of CPU-bound answers)
+    embedded_concurrency: int = 24
+    embedded_requests: int = 200
+    embedded_seconds: float = 30.0
+    embedded_c1_requests: int = 12
+    embedded_workers: tuple[int, ...] = (1, 2)
+    embedded_repeats: int = 2
 
     @classmethod
     def make(cls, quick: bool) -> BenchConfig:
@@ -51,4 +60,10 @@ class BenchConfig:
             token_requests=3,
             memory_requests=8,
             quality_limit=4,
+            embedded_concurrency=2,
+            embedded_requests=4,
+            embedded_seconds=10.0,
+            embedded_c1_requests=2,
+            embedded_workers=(1,),
+            embedded_repeats=1,
         )

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import REPO_ROOT  # noqa: E402
 from bench.config import BenchConfig  # noqa: E402
 
-FIGURES = ["latency", "cpu", "cache", "quality", "tokens", "memory", "overload", "ttfs"]
+FIGURES = ["latency", "cpu", "cache", "quality", "tokens", "memory", "overload", "ttfs", "embedded", "profile"]
 # Sections written by other scripts (the soak, time to first sentence) sit below this line in the doc
 # and are kept as they are when the figures above it are regenerated.
 KEPT_MARKER = (
