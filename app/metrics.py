@@ -93,3 +93,8 @@ CLIENT_DISCONNECTS = Counter(
 EXTRACTION_MEMO = Counter(
     PREFIX + "extraction_memo_total", "Provider-held pages looked up in the extraction memo", ["outcome"]
 )  # outcome: hit | miss
+# Per-process memos (app/cache/lru.py ByteLRU) and the in-process cache, by store: what they hold
+# against their byte budgets, summed over live workers (compare with process RSS).
+MEMO_BYTES = Gauge(
+    PREFIX + "memory_store_bytes", "Bytes held by an in-process store, by store", ["store"], multiprocess_mode="livesum"
+)  # store: extraction | passages | shingles | cache

@@ -18,7 +18,7 @@ import httpx
 from bench.config import BenchConfig
 from bench.loadgen import httpx_post_for, wrk_available, wrk_post
 from bench.procs import BareProcess, ServiceProcess, UpstreamsProcess
-from bench.stats import fmt_spread, spread, verdict
+from bench.stats import fmt_spread, spread, target_lines
 from bench.workload import Workload
 
 NAME = "cache"
@@ -112,10 +112,6 @@ def render(res: dict) -> str:
         f"{[r['upstream_calls_during_service_run'] for r in res['runs']]}; `grounding.cache` of the first request "
         f"`{json.dumps(res['first_cache'])}`, of the second `{json.dumps(res['second_cache'])}`.",
         "",
-        "Targets:",
-        "",
     ]
-    for name, t in res["targets"].items():
-        extra = "" if t["met"] is not None else " — not measurable without the answer cache"
-        lines.append(f"- {name}: {verdict(t['met'])} (ratio {t['value']:.3f}){extra}")
+    lines += target_lines(res["targets"], "ratio", 3, " — not measurable without the answer cache")
     return "\n".join(lines)

@@ -14,7 +14,7 @@ import statistics
 from bench.config import BenchConfig
 from bench.loadgen import closed_loop
 from bench.procs import ServiceProcess, UpstreamsProcess
-from bench.stats import fmt_spread, spread, verdict
+from bench.stats import fmt_spread, spread, target_lines
 from bench.workload import Workload
 
 NAME = "cpu"
@@ -127,7 +127,5 @@ def render(res: dict) -> str:
             lines.append(
                 f"| {c['composer']} | " + " | ".join(f"{c['stage_ms_median_c1'].get(k, 0):.1f}" for k in names) + " |"
             )
-    lines += ["", "Targets:", ""]
-    for name, t in res["targets"].items():
-        lines.append(f"- {name}: {verdict(t['met'])} (best median {t['value']:.1f} answers/s)")
+    lines += ["", *target_lines(res["targets"], "best median", 1, unit=" answers/s")]
     return "\n".join(lines)

@@ -24,7 +24,7 @@ from bench.common import REPO_ROOT, percentile
 from bench.config import BenchConfig
 from bench.loadgen import Sample, closed_loop
 from bench.procs import ServiceProcess
-from bench.stats import fmt_spread, spread, verdict
+from bench.stats import fmt_spread, spread, target_lines
 
 NAME = "embedded"
 TITLE = "9. Embedded defaults: uncached docs-corpus answers"
@@ -220,10 +220,6 @@ def render(res: dict) -> str:
         "Statuses are summed over repeats at the loaded level (status:abstention reason). The default "
         "`scripts/serve` runs 1 worker; the targets are judged on 2 workers.",
         "",
-        "Targets:",
-        "",
     ]
-    for name, t in res["targets"].items():
-        value = "not measured" if t["value"] is None else f"{t['value']:.2f}"
-        lines.append(f"- {name}: {verdict(t['met'])} (median over repeats: {value})")
+    lines += target_lines(res["targets"], "median over repeats:")
     return "\n".join(lines)

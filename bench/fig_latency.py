@@ -15,7 +15,7 @@ from bench.config import BenchConfig
 from bench.loadgen import Sample, closed_loop
 from bench.naive import run_naive
 from bench.procs import ServiceProcess, UpstreamsProcess
-from bench.stats import fmt_spread, pcts, spread, verdict
+from bench.stats import fmt_spread, pcts, spread, target_lines
 from bench.workload import Latencies, Workload, page_key
 
 NAME = "latency"
@@ -208,12 +208,8 @@ def render(res: dict) -> str:
         f"Page fetch outcomes: {dict(outcomes)}. Ratios are over the answers that ran the whole pipeline "
         "(reached compose), counted in the 'full pipeline' column.",
         "",
-        "Targets:",
-        "",
     ]
-    for name, t in res["targets"].items():
-        value = "not measured" if t["value"] is None else f"{t['value']:.3f}"
-        lines.append(f"- {name}: {verdict(t['met'])} (median over runs of the per-run p99: {value})")
+    lines += target_lines(res["targets"], "median over runs of the per-run p99:", 3)
     return "\n".join(lines)
 
 

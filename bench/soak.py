@@ -143,12 +143,16 @@ class RssSampler(threading.Thread):
         self.t0 = time.monotonic()
         self.samples: list[tuple[float, float]] = []
         self.per_process: list[tuple[float, dict[int, float]]] = []
+        # What the in-process stores say they hold (grounded_memory_store_bytes, summed over workers):
+        # RSS minus this is memory no budget accounts for.
+        self.stores: list[tuple[float, dict[str, float]]] = []
         self._halt = threading.Event()
 
     def sample(self) -> None:
         t = round(time.monotonic() - self.t0, 2)
         self.samples.append((t, round(self.svc.memory_mb("VmRSS"), 1)))
         self.per_process.append((t, _rss_by_pid(self.svc)))
+        self.stores.append((t, _store_mb(self.svc.url)))
 
     def run(self) -> None:
         while not self._halt.wait(self.every_s):
@@ -168,6 +172,21 @@ def _rss_by_pid(svc: ServiceProcess) -> dict[int, float]:
                     out[pid] = round(int(line.split()[1]) / 1024, 1)
         except OSError:
             continue
+    return out
+
+
+def _store_mb(url: str) -> dict[str, float]:
+    """grounded_memory_store_bytes by store, in MB, from the service's /metrics ({} if unreachable)."""
+    try:
+        text = httpx.get(url + "/metrics", timeout=3.0, trust_env=False).text
+    except httpx.HTTPError:
+        return {}
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        if line.startswith("grounded_memory_store_bytes{"):
+            labels, _, value = line.rpartition(" ")
+            store = labels.split('store="', 1)[1].split('"', 1)[0]
+            out[store] = round(out.get(store, 0.0) + float(value) / 2**20, 1)
     return out
 
 
@@ -207,6 +226,8 @@ def run(
     t_setup = time.monotonic()
     with FaultyUpstreamsProcess(workload, faults) as up:
         env = {**up.info["env"], "GA_DEADLINE_MS": str(deadline_ms)}
+        # As deployed with several workers (docs/OPERATIONS.md): /metrics sums every worker's values.
+        env["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="soak-metrics-")
         if cache_max_mb is not None:
             env["GA_MEMORY_CACHE_MAX_BYTES"] = str(cache_max_mb * 2**20)
         with open(log_path, "wb") as log:  # the service inherits fd 2 at spawn: its logs land in the file
@@ -243,15 +264,24 @@ def run(
     samples = sampler.samples
     second_half = [(t, v) for t, v in samples if seconds / 2 <= t <= seconds]
     slope = slope_mb_per_min(second_half)
+    held = dict((t, sum(v.values())) for t, v in sampler.stores if v)
+    unaccounted = [(t, v - held[t]) for t, v in second_half if t in held]
+    slope_unaccounted = slope_mb_per_min(unaccounted)
+    last_quarter = [(t, v) for t, v in samples if seconds * 3 / 4 <= t <= seconds]
+    slope_last = slope_mb_per_min(last_quarter)
     rss = {
         "samples": samples,
         "per_process": sampler.per_process,
+        "stores_mb": sampler.stores,
         "start_mb": samples[0][1] if samples else None,
         "end_of_load_mb": samples[-2][1] if len(samples) >= 2 else None,
         "after_load_mb": samples[-1][1] if samples else None,
         "peak_hwm_sum_mb": round(peak, 1),
         "slope_second_half_mb_per_min": None if slope is None else round(slope, 2),
         "slope_points": len(second_half),
+        "stores_end_mb": sampler.stores[-1][1] if sampler.stores else {},
+        "slope_unaccounted_second_half_mb_per_min": None if slope_unaccounted is None else round(slope_unaccounted, 2),
+        "slope_last_quarter_mb_per_min": None if slope_last is None else round(slope_last, 2),
     }
     result = analyse(records, wall_s, deadline_s, rss)
     result.update(

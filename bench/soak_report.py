@@ -190,6 +190,11 @@ def render(res: dict, command: str) -> str:
         f"MB. Least-squares slope over the second half of the load ({rss['slope_points']} samples): "
         f"**{fmt(rss['slope_second_half_mb_per_min'])} MB/min**.",
         "",
+        f"What the in-process stores hold at the end (grounded_memory_store_bytes, MB, summed over workers): "
+        f"{rss.get('stores_end_mb') or 'not sampled'}; slope of RSS minus that over the second half: "
+        f"**{fmt(rss.get('slope_unaccounted_second_half_mb_per_min'))} MB/min** (memory no budget accounts for); "
+        f"RSS slope over the last quarter of the load: {fmt(rss.get('slope_last_quarter_mb_per_min'))} MB/min.",
+        "",
         "Per 10 s of the run (requests started in the window):",
         "",
         "| t s | requests | 200 | 503 | service errors | 200 p50 s | 200 p99 s | RSS MB |",

@@ -32,3 +32,16 @@ def fmt_spread(s: dict, digits: int = 2, unit: str = "") -> str:
 
 def verdict(met: bool | None) -> str:
     return "n/a" if met is None else ("**met**" if met else "**missed**")
+
+
+def target_lines(
+    targets: dict[str, dict], what: str, digits: int = 2, unmet_note: str = "", unit: str = ""
+) -> list[str]:
+    """The "Targets:" tail of a figure: one line per target, `- name: **met** (what value)`.
+    `unmet_note` is added where a target could not be judged (met is None)."""
+    lines = ["Targets:", ""]
+    for name, t in targets.items():
+        value = "not measured" if t["value"] is None else f"{t['value']:.{digits}f}"
+        note = unmet_note if t["met"] is None else ""
+        lines.append(f"- {name}: {verdict(t['met'])} ({what} {value}{unit}){note}")
+    return lines

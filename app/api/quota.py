@@ -68,7 +68,7 @@ class Quotas:
         self.cache = cache
         self.rpm = rpm
         self.daily_usd = daily_usd
-        self._local = MemoryCache(max_bytes=8 * 1024 * 1024)  # the per-process fallback counters
+        self._local = MemoryCache(max_bytes=8 * 1024 * 1024, store="quota")  # the per-process fallback counters
 
     @property
     def enabled(self) -> bool:

@@ -11,26 +11,36 @@ extracted to nothing is remembered too, so a shell is not parsed again.
 from __future__ import annotations
 
 import hashlib
-from collections import OrderedDict
-from dataclasses import dataclass
+import sys
 
-from app.domain.types import Document, SearchHit
+from app.cache.lru import ByteLRU, str_bytes
+from app.domain.types import Document, SearchHit, TextBlock
 
-ENTRY_OVERHEAD_BYTES = 512  # the Document, its dates and the key, roughly
-BYTES_PER_CHAR = 2  # str storage (1-2 bytes a character) plus the TextBlock objects, roughly
+# The Document, its PageDates and dates, the URL/domain/hash strings and the block list, measured
+# (sys.getsizeof) on CPython 3.11; each TextBlock adds its slots object and list slot.
+DOCUMENT_OVERHEAD_BYTES = 700
+BLOCK_OVERHEAD_BYTES = sys.getsizeof(TextBlock("paragraph", "")) + 8
 
 
-@dataclass(slots=True)
-class _Entry:
-    doc: Document | None
-    cost: int
+def document_bytes(doc: Document | None) -> int:
+    """What a remembered Document holds in memory (tests/cache/test_lru.py checks it)."""
+    if doc is None:
+        return 0
+    return (
+        DOCUMENT_OVERHEAD_BYTES
+        + str_bytes((doc.title, doc.url))
+        + str_bytes(b.text for b in doc.blocks)
+        + BLOCK_OVERHEAD_BYTES * len(doc.blocks)
+    )
 
 
 class ExtractionMemo:
     def __init__(self, max_bytes: int = 64 * 1024 * 1024):
-        self.max_bytes = max_bytes
-        self._entries: OrderedDict[str, _Entry] = OrderedDict()
-        self._bytes = 0
+        self._lru: ByteLRU[str, Document | None] = ByteLRU(max_bytes, "extraction")
+
+    @property
+    def max_bytes(self) -> int:
+        return self._lru.max_bytes
 
     @staticmethod
     def key(url: str, content_type: str, body: bytes, hit: SearchHit | None, fallback: bool) -> str:
@@ -42,29 +52,16 @@ class ExtractionMemo:
 
     def get(self, key: str) -> tuple[bool, Document | None]:
         """(found, document): a found None is a page that extracted to nothing."""
-        entry = self._entries.get(key)
-        if entry is None:
+        if key not in self._lru:
             return False, None
-        self._entries.move_to_end(key)
-        return True, entry.doc
+        return True, self._lru.get(key)
 
     def put(self, key: str, doc: Document | None) -> None:
-        chars = sum(len(b.text) for b in doc.blocks) + len(doc.title) if doc is not None else 0
-        cost = ENTRY_OVERHEAD_BYTES + BYTES_PER_CHAR * chars
-        if cost > self.max_bytes:
-            return
-        old = self._entries.pop(key, None)
-        if old is not None:
-            self._bytes -= old.cost
-        self._entries[key] = _Entry(doc, cost)
-        self._bytes += cost
-        while self._bytes > self.max_bytes:
-            _, evicted = self._entries.popitem(last=False)
-            self._bytes -= evicted.cost
+        self._lru.put(key, doc, document_bytes(doc))
 
     @property
     def size_bytes(self) -> int:
-        return self._bytes
+        return self._lru.size_bytes
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._lru)

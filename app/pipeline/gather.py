@@ -3,8 +3,9 @@ rerank → pack), for agents that compose themselves."""
 
 from __future__ import annotations
 
-from app.pipeline import fetch, plan, search, select
+from app.pipeline import plan, select
 from app.pipeline.context import RunContext
+from app.pipeline.retrieve import retrieve
 from app.state import ServiceState
 
 
@@ -20,25 +21,7 @@ async def gather_context(query: str, ctx: RunContext, state: ServiceState):
             primary_domains=opts.primary_domains,
             default_window=settings.default_freshness_days,
         )
-    with ctx.stage("search"):
-        found = await search.search_all(
-            the_plan.queries,
-            state.search,
-            ctx,
-            question=query,
-            freshness_days=the_plan.freshness_days,
-            cache=state.cache,
-            flights=state.flights,
-        )
-    with ctx.stage("fetch"):
-        retrieval = await fetch.fetch_documents(
-            found.candidates,
-            ctx,
-            fetcher=state.fetcher,
-            cache=state.cache,
-            flights=state.flights,
-            memo=state.extractions,
-        )
+    _, retrieval = await retrieve(the_plan, ctx, state, snippets_may_answer=False)
     with ctx.stage("select"):
         selection = select.select_evidence(
             retrieval.documents,

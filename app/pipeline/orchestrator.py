@@ -21,12 +21,13 @@ from app.domain.types import (
 )
 from app.errors import UpstreamError
 from app.language.question import analyse
-from app.pipeline import answerability, cite, fetch, gate, plan, route, search, select, settle, verify
+from app.pipeline import answerability, cite, gate, plan, route, select, settle, verify
 from app.pipeline import conflicts as conflict_stage
 from app.pipeline.composers import ExtractiveComposer, ModelComposer
 from app.pipeline.context import TOKENS_PER_PRICE_UNIT, RunContext
 from app.pipeline.result import PipelineResult
 from app.pipeline.result import abstain as _abstain
+from app.pipeline.retrieve import retrieve
 from app.state import ServiceState
 
 log = logging.getLogger(__name__)
@@ -111,26 +112,7 @@ async def _plan(turns: list[tuple[str, str]], ctx: RunContext, state: ServiceSta
 async def _search_and_read(result: PipelineResult, ctx: RunContext, state: ServiceState) -> None:
     the_plan = result.plan
     assert the_plan is not None, "run_pipeline sets the plan before searching"
-    with ctx.stage("search"):
-        result.search = await search.search_all(
-            the_plan.queries,
-            state.search,
-            ctx,
-            question=the_plan.question,
-            freshness_days=the_plan.freshness_days,
-            cache=state.cache,
-            flights=state.flights,
-        )
-    with ctx.stage("fetch"):  # extraction is pipelined per page; its own time is timings_ms.extract
-        retrieval = await fetch.fetch_documents(
-            result.search.candidates,
-            ctx,
-            fetcher=state.fetcher,
-            cache=state.cache,
-            flights=state.flights,
-            question=the_plan.question,
-            memo=state.extractions,
-        )
+    result.search, retrieval = await retrieve(the_plan, ctx, state)
     result.pages, result.documents = retrieval.pages, retrieval.documents
     result.evidence_versions = {d.url: d.content_hash for d in retrieval.documents}
 

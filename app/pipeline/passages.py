@@ -4,9 +4,10 @@ small BM25 scorer over them (question terms, not the derived queries)."""
 from __future__ import annotations
 
 import math
-from collections import Counter, OrderedDict
+from collections import Counter
 from dataclasses import dataclass, field
 
+from app.cache.lru import ByteLRU, str_bytes
 from app.domain.types import Document
 from app.language.text import split_sentences, terms
 
@@ -36,30 +37,37 @@ class Passage:
 # pages come back request after request (the local docs corpus, popular pages): their passage
 # skeletons are remembered by content hash, LRU, bounded by bytes.
 SKELETON_MEMO_MAX_BYTES = 32 * 1024 * 1024
-SKELETON_BYTES_PER_CHAR = 3  # the passage text plus its term list, roughly
+# A skeleton tuple, its term list header and each term's list slot; term strings are measured.
+SKELETON_OVERHEAD_BYTES = 160
+TERM_SLOT_BYTES = 8
 
 _Skeleton = tuple[str, str, int, str, list[str]]  # heading, text, index, kind, terms
-_skeletons: OrderedDict[tuple[str, str], tuple[list[_Skeleton], int]] = OrderedDict()
-_skeleton_bytes = 0
+_skeletons: ByteLRU[tuple[str, str], list[_Skeleton]] = ByteLRU(SKELETON_MEMO_MAX_BYTES, "passages")
+
+
+def skeleton_bytes(skeletons: list[_Skeleton]) -> int:
+    """What remembered skeletons hold. A page's repeated words share one str object (the stemmer's
+    cache), and its passages share headings: each distinct object is counted once."""
+    total = 56 + 8 * len(skeletons)
+    distinct: dict[int, str] = {}
+    for heading, text, _, _, words in skeletons:
+        total += SKELETON_OVERHEAD_BYTES + str_bytes((text,)) + TERM_SLOT_BYTES * len(words)
+        distinct[id(heading)] = heading
+        distinct.update((id(w), w) for w in words)
+    return total + str_bytes(distinct.values())
 
 
 def split_passages(doc: Document) -> list[Passage]:
     """The document's passages (fresh objects: BM25 scores them in place), from the memo when the
     same text was split before."""
-    global _skeleton_bytes
     key = (doc.content_hash, doc.title)
     found = _skeletons.get(key)
     if found is not None:
-        _skeletons.move_to_end(key)
-        return [Passage(doc, h, t, i, terms, kind=k) for h, t, i, k, terms in found[0]]
+        return [Passage(doc, h, t, i, terms, kind=k) for h, t, i, k, terms in found]
     passages = _split(doc)
-    cost = SKELETON_BYTES_PER_CHAR * sum(len(p.text) for p in passages)
-    if doc.content_hash and cost <= SKELETON_MEMO_MAX_BYTES:
-        _skeletons[key] = ([(p.heading, p.text, p.index, p.kind, p.terms) for p in passages], cost)
-        _skeleton_bytes += cost
-        while _skeleton_bytes > SKELETON_MEMO_MAX_BYTES:
-            _, (_, evicted) = _skeletons.popitem(last=False)
-            _skeleton_bytes -= evicted
+    if doc.content_hash:
+        skeletons = [(p.heading, p.text, p.index, p.kind, p.terms) for p in passages]
+        _skeletons.put(key, skeletons, skeleton_bytes(skeletons))
     return passages
 
 

@@ -4,9 +4,10 @@ recorded with its reason."""
 
 from __future__ import annotations
 
-from collections import OrderedDict
+import sys
 from datetime import date
 
+from app.cache.lru import ByteLRU
 from app.domain.types import Document, Evidence, Selection, SelectionDecision
 from app.language.text import first_words, terms
 from app.pipeline.context import RunContext
@@ -57,26 +58,24 @@ def shingles(text: str, size: int = SHINGLE_WORDS, limit: int = SHINGLE_MAX_WORD
 
 
 # A page's shingle set is a pure function of its text, and the same pages come back request after
-# request: remembered by content hash, LRU, bounded by bytes (a set costs ~70 bytes a shingle).
+# request: remembered by content hash, LRU, bounded by bytes.
 SHINGLE_MEMO_MAX_BYTES = 16 * 1024 * 1024
-SHINGLE_BYTES = 70
-_shingle_memo: OrderedDict[str, frozenset[int]] = OrderedDict()
-_shingle_memo_bytes = 0
+HASH_INT_BYTES = 36  # a 64-bit hash() value as an int object (sys.getsizeof)
+_shingle_memo: ByteLRU[str, frozenset[int]] = ByteLRU(SHINGLE_MEMO_MAX_BYTES, "shingles")
+
+
+def shingle_set_bytes(sh: frozenset[int]) -> int:
+    """The set's hash table (measured) plus its int objects (small hashes are shared, not counted)."""
+    return sys.getsizeof(sh) + HASH_INT_BYTES * len(sh)
 
 
 def _doc_shingles(doc: Document) -> frozenset[int]:
-    global _shingle_memo_bytes
     found = _shingle_memo.get(doc.content_hash)
     if found is not None:
-        _shingle_memo.move_to_end(doc.content_hash)
         return found
     sh = shingles(doc.text)
     if doc.content_hash:
-        _shingle_memo[doc.content_hash] = sh
-        _shingle_memo_bytes += SHINGLE_BYTES * len(sh)
-        while _shingle_memo_bytes > SHINGLE_MEMO_MAX_BYTES:
-            _, evicted = _shingle_memo.popitem(last=False)
-            _shingle_memo_bytes -= SHINGLE_BYTES * len(evicted)
+        _shingle_memo.put(doc.content_hash, sh, shingle_set_bytes(sh))
     return sh
 
 

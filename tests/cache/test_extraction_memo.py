@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from app.cache.extraction_memo import ENTRY_OVERHEAD_BYTES, ExtractionMemo
+from app.cache.extraction_memo import ExtractionMemo
 from app.domain.types import SearchHit
 from app.pipeline.passages import bm25, split_passages
 from tests.pipeline.helpers import make_doc
@@ -37,7 +37,9 @@ def test_a_page_that_extracted_to_nothing_is_remembered_as_such():
 
 def test_evicts_least_recently_used_past_the_byte_budget():
     doc = make_doc("https://a.example/1", ["x" * 1000])
-    cost = ENTRY_OVERHEAD_BYTES + 2 * (sum(len(b.text) for b in doc.blocks) + len(doc.title))
+    probe = ExtractionMemo()
+    probe.put("a", doc)
+    cost = probe.size_bytes
     memo = ExtractionMemo(max_bytes=2 * cost)
     memo.put("a", doc)
     memo.put("b", doc)

@@ -6,12 +6,15 @@ a page is megabytes), so a count bound either wastes memory or lets it grow with
 
 from __future__ import annotations
 
+import sys
 import time
-from collections import OrderedDict
 
+from app.cache.lru import ByteLRU
 from app.providers.cache.base import register_cache
 
-ENTRY_OVERHEAD_BYTES = 120  # the tuple, float, dict slot and key object around each value (measured ~110)
+# The (expiry, value) tuple and its float around each value; the key and the LRU slot are counted
+# by ByteLRU, the value's bytes object is measured.
+VALUE_OVERHEAD_BYTES = 80
 # One entry may take at most this share of the budget: a single huge page must not flush the cache.
 MAX_ENTRY_SHARE = 8
 
@@ -19,47 +22,29 @@ MAX_ENTRY_SHARE = 8
 class MemoryCache:
     name = "memory"
 
-    def __init__(self, max_bytes: int = 256 * 1024 * 1024):
-        self._items: OrderedDict[str, tuple[float, bytes]] = OrderedDict()
-        self._max_bytes = max_bytes
-        self._bytes = 0
+    def __init__(self, max_bytes: int = 256 * 1024 * 1024, store: str = "cache"):
+        self._items: ByteLRU[str, tuple[float, bytes]] = ByteLRU(max_bytes, store, max_entry_share=MAX_ENTRY_SHARE)
 
     @property
     def size_bytes(self) -> int:
-        return self._bytes
+        return self._items.size_bytes
 
     def __len__(self) -> int:
         return len(self._items)
 
-    @staticmethod
-    def _cost(key: str, value: bytes) -> int:
-        return len(key) + len(value) + ENTRY_OVERHEAD_BYTES
-
-    def _pop(self, key: str) -> None:
-        item = self._items.pop(key, None)
-        if item is not None:
-            self._bytes -= self._cost(key, item[1])
-
     def _put(self, key: str, value: bytes, ttl_s: float) -> None:
-        self._pop(key)
-        cost = self._cost(key, value)
-        if cost * MAX_ENTRY_SHARE > self._max_bytes:
-            return  # too big to cache at all: the caller recomputes, the cache keeps what it has
-        self._items[key] = (time.monotonic() + ttl_s, value)
-        self._bytes += cost
-        while self._bytes > self._max_bytes and self._items:
-            old_key, (_, old_value) = self._items.popitem(last=False)
-            self._bytes -= self._cost(old_key, old_value)
+        # An entry too big to cache is not kept (put says False): the caller recomputes.
+        self._items.put(key, (time.monotonic() + ttl_s, value), VALUE_OVERHEAD_BYTES + sys.getsizeof(value))
 
     async def get(self, key: str) -> bytes | None:
-        item = self._items.get(key)
+        item = self._items.peek(key)
         if item is None:
             return None
         expires, value = item
         if expires < time.monotonic():
-            self._pop(key)
+            self._items.pop(key)
             return None
-        self._items.move_to_end(key)
+        self._items.get(key)  # most recently used
         return value
 
     async def get_many(self, keys: list[str]) -> list[bytes | None]:
@@ -75,10 +60,10 @@ class MemoryCache:
         return True
 
     async def delete(self, key: str) -> None:
-        self._pop(key)
+        self._items.pop(key)
 
     async def incr(self, key: str, amount: float, ttl_s: int) -> float | None:
-        item = self._items.get(key)
+        item = self._items.peek(key)
         now = time.monotonic()
         if item is None or item[0] < now:
             expires, value = now + ttl_s, 0.0
@@ -93,7 +78,6 @@ class MemoryCache:
 
     async def aclose(self) -> None:
         self._items.clear()
-        self._bytes = 0
 
 
 register_cache("memory", lambda settings: MemoryCache(settings.memory_cache_max_bytes))
