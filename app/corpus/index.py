@@ -76,7 +76,7 @@ class CorpusHit:
     score: float  # bm25, lower is better
     primary: bool
     content_type: str
-    raw_content: str
+    raw_content: str | None  # None when searched with_content=False
     host: str
 
 
@@ -162,9 +162,11 @@ class CorpusIndex:
         count: int = 10,
         include_domains: list[str] | tuple[str, ...] = (),
         exclude_domains: list[str] | tuple[str, ...] = (),
+        with_content: bool = True,
     ) -> list[CorpusHit]:
         """All query words first (AND); when that finds fewer than `count`, fill up with pages
-        holding any of them (OR), ranked after the AND hits."""
+        holding any of them (OR), ranked after the AND hits. `with_content=False`: hits without the
+        stored page (raw_content None; get_document reads it when it is needed)."""
         parsed = parse_query(text)
         if parsed.empty or count <= 0:
             return []
@@ -177,7 +179,7 @@ class CorpusIndex:
             ranked += self._ranked(parsed.terms, extra)[: count - len(ranked)]
         if not ranked:
             return []
-        details = self._details(parsed.any_of(), [rowid for _, rowid, _ in ranked])
+        details = self._details(parsed.any_of(), [rowid for _, rowid, _ in ranked], with_content)
         hits = []
         for _doc_id, rowid, score in ranked:
             url, title, host, primary, content_type, raw, snippet = details[rowid]
@@ -250,11 +252,12 @@ class CorpusIndex:
                 best[doc_id] = (doc_id, rowid, score)
         return sorted(best.values(), key=lambda row: row[2])
 
-    def _details(self, expression: str, rowids: list[int]) -> dict[int, tuple]:
+    def _details(self, expression: str, rowids: list[int], with_content: bool = True) -> dict[int, tuple]:
         """Stored fields of the final hits and a snippet of each one's best passage."""
         marks = ",".join("?" * len(rowids))
+        raw = "d.raw" if with_content else "NULL"
         sql = (
-            "SELECT p.rowid, d.url, d.title, d.host, d.primary_flag, d.content_type, d.raw, "
+            f"SELECT p.rowid, d.url, d.title, d.host, d.primary_flag, d.content_type, {raw}, "
             f"snippet(passages, 3, '', '', ' … ', {SNIPPET_TOKENS}), p.section "
             "FROM passages p JOIN docs d ON d.id = p.doc_id "
             f"WHERE passages MATCH ? AND p.rowid IN ({marks})"

@@ -29,8 +29,10 @@ async def test_implements_the_protocol_and_returns_hits(provider, sample_dir):
     assert first.url == PY + "whatsnew/3.11.html"
     assert [h.rank for h in result.hits] == [0, 1, 2, 3]
     assert first.provider == "local" and first.primary
-    assert first.raw_content_type == "text/html" and first.raw_content == (
-        sample_dir / "whatsnew" / "3.11.html").read_text(encoding="utf-8")  # served byte for byte
+    # Hits come without their page (the search stage reads the chosen hits' pages): served byte for byte.
+    assert first.raw_content is None and first.raw_content_type == "text/html"
+    assert await provider.get_document(first.url) == (
+        (sample_dir / "whatsnew" / "3.11.html").read_text(encoding="utf-8"), "text/html")
     assert "What’s New In Python 3.11" in first.title and first.snippet
 
 
@@ -93,3 +95,20 @@ async def test_registry_factory_builds_from_settings(tmp_path):
     only_index = LocalCorpusSearch.open(tmp_path / "missing", tmp_path / "idx" / "c.sqlite")
     assert (await only_index.search(SearchQuery("gannets"), timeout=5)).hits
     await only_index.aclose()
+
+
+async def test_the_search_stage_reads_only_the_pages_it_will_fetch(provider):
+    # The provider answers without pages; search_all reads the pages of the first max_fetches
+    # candidates (whichever provider's hit won the merge), and no other.
+    from app.pipeline.search import search_all
+    from tests.pipeline.helpers import make_ctx
+
+    ctx = make_ctx(max_fetches=2)
+    found = await search_all(
+        ["json parse string", "pretty print JSON indent"], [provider], ctx, question="How do I parse JSON?", freshness_days=3650
+    )
+    assert len(found.candidates) > 2
+    chosen, rest = found.candidates[:2], found.candidates[2:]
+    for hit in chosen:
+        assert hit.raw_content == (await provider.get_document(hit.url))[0]
+    assert all(h.raw_content is None for h in rest)

@@ -1,7 +1,8 @@
 """Search provider "local": the embedded corpus (app/corpus), no network.
 
-Hits carry the stored document (raw_content) so the fetch stage needs no network either, and
-`get_document(url)` serves any URL the corpus holds.
+Hits come without their page; `get_document(url)` serves any URL the corpus holds, and the search
+stage reads the pages of the hits the fetch stage will use that way (app/pipeline/search.py
+_restore_pages), so the fetch stage needs no network either.
 
 The factory builds the index synchronously when the provider is created (about 0.6 s for the
 sample corpus in memory, a few ms when GA_CORPUS_INDEX_PATH holds a current index file), so the
@@ -70,6 +71,8 @@ class LocalCorpusSearch:
                     count=count,
                     include_domains=list(query.include_domains),
                     exclude_domains=list(query.exclude_domains),
+                    # pages are read for the hits the fetch stage chooses (app/pipeline/search.py)
+                    with_content=False,
                 ),
                 timeout=timeout,
             )
