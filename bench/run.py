@@ -15,6 +15,7 @@ import importlib
 import importlib.metadata
 import json
 import platform
+import shutil
 import subprocess
 import sys
 import time
@@ -58,7 +59,11 @@ def machine() -> dict:
             ["git", "status", "--porcelain", "--", "app"], cwd=REPO_ROOT, capture_output=True, text=True
         ).stdout.strip()
     )
-    wrk = subprocess.run(["sh", "-c", "wrk --version 2>&1 | head -1"], capture_output=True, text=True).stdout.strip()
+    wrk = (
+        subprocess.run(["sh", "-c", "wrk --version 2>&1 | head -1"], capture_output=True, text=True).stdout.strip()
+        if shutil.which("wrk")
+        else ""
+    )
     return {
         "nproc": int(subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip() or 0),
         "cpu_model": model,
@@ -85,7 +90,7 @@ def render_doc(data: dict) -> str:
         "",
         f"Machine: {m['nproc']} cores (`nproc`), {m['cpu_model']}, {m['memory_gb']} GiB, Linux {m['kernel']}; "
         f"Python {m['python']}; {pk}; load tool for cache hits: {m['wrk'] or 'httpx (wrk not installed)'}. "
-        f"Code: commit {m['commit']}.",
+        "Code: the commit each figure names (the last run's: " + m["commit"] + ").",
         "",
     ]
     body, summary = [], []
@@ -98,7 +103,7 @@ def render_doc(data: dict) -> str:
             f"## {mod.TITLE}",
             "",
             f"Reproduce: `scripts/bench --only {name}` (run {fig['finished']}, {fig['seconds']:.0f} s"
-            f"{', --quick' if fig.get('quick') else ''}).",
+            f"{', commit ' + fig['commit'] if fig.get('commit') else ''}{', --quick' if fig.get('quick') else ''}).",
             "",
             mod.render(fig["result"]),
             "",
@@ -137,7 +142,10 @@ def main(argv: list[str] | None = None) -> int:
     cfg = BenchConfig.make(args.quick)
 
     data = json.loads(json_path.read_text()) if json_path.exists() else {"figures": {}}
+    previous = data.get("machine") or {}
     data["machine"] = machine()
+    if "cache" not in names and previous.get("wrk"):
+        data["machine"]["wrk"] = previous["wrk"]  # the cache figure shown was measured with it
     t_all = time.monotonic()
     for name in names:
         mod = importlib.import_module(f"bench.fig_{name}")
@@ -149,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
             "seconds": time.monotonic() - t0,
             "quick": cfg.quick,
             "finished": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+            "commit": data["machine"]["commit"],
         }
         print(f"[bench] {name} done in {time.monotonic() - t0:.0f} s", file=sys.stderr, flush=True)
         json_path.parent.mkdir(parents=True, exist_ok=True)
