@@ -261,15 +261,15 @@ def _encode(result: SearchResult, provider: SearchProvider) -> bytes:
 
 
 async def _restore_pages(hits: list[SearchHit], providers: list[SearchProvider]) -> None:
-    """Put the pages a provider holds (the local corpus) into the hits the fetch stage will read.
+    """Put the pages a provider holds (the local corpus) into its hits the fetch stage will read.
     Such a provider answers searches without its pages (reading a 4 MB page for every hit of every
     query was a fifth of a docs-corpus answer's CPU), and its cache entries keep hit lists only; the
-    page of a chosen hit is read here, once, whichever provider's hit won the merge."""
-    holders = [p for p in providers if _holds_pages(p)]
-    for provider in holders:
-        missing = [h for h in hits if h.raw_content is None]
+    page of a chosen hit is read here, once. A hit another provider won the merge with is fetched
+    as that provider found it (live), not served from the corpus."""
+    for provider in (p for p in providers if _holds_pages(p)):
+        missing = [h for h in hits if h.raw_content is None and h.provider == provider.name]
         if not missing:
-            return
+            continue
         docs = await asyncio.gather(*(provider.get_document(h.url) for h in missing))  # type: ignore[attr-defined]
         for hit, doc in zip(missing, docs):
             if doc is not None:

@@ -98,8 +98,8 @@ async def test_registry_factory_builds_from_settings(tmp_path):
 
 
 async def test_the_search_stage_reads_only_the_pages_it_will_fetch(provider):
-    # The provider answers without pages; search_all reads the pages of the first max_fetches
-    # candidates (whichever provider's hit won the merge), and no other.
+    # The provider answers without pages; search_all reads the pages of its hits among the first
+    # max_fetches candidates, and no other.
     from app.pipeline.search import search_all
     from tests.pipeline.helpers import make_ctx
 
