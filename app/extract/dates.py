@@ -325,8 +325,11 @@ def _htmldate_fallback(html: str | bytes) -> date | None:
         from htmldate import find_date
     except ImportError:  # optional at run time
         return None
+    from app.extract.fallback import LXML_LOCK  # lxml's parsers are not thread-safe
+
     try:
-        found = find_date(html, original_date=True, extensive_search=True)
+        with LXML_LOCK:
+            found = find_date(html, original_date=True, extensive_search=True)
     except Exception:  # a third-party parser must not fail the page
         return None
     day = parse_date(found) if found else None

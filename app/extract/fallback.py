@@ -27,6 +27,7 @@ page would pay for trafilatura. Held out (odd half, run once): shingle F1 0.941 
 from __future__ import annotations
 
 import re
+import threading
 from collections import Counter
 from typing import Any
 
@@ -92,9 +93,20 @@ def extract_with_fallback(
     return choose(ext, other)
 
 
+# lxml parsers are not thread-safe, and trafilatura and htmldate each parse with one module-level
+# parser: extraction runs in worker threads, and two pages at once crashed the process (segfaults in
+# etree.so, seen in soaks and a CI run). Every call into them holds this lock.
+LXML_LOCK = threading.Lock()
+
+
 def trafilatura_blocks(pruned_html: str, url: str | None = None) -> list[TextBlock]:
     """trafilatura's main text of an (already pruned) page as blocks: headings, list items, table
     rows and paragraphs, each cleaned of invisible characters."""
+    with LXML_LOCK:
+        return _trafilatura_blocks(pruned_html, url)
+
+
+def _trafilatura_blocks(pruned_html: str, url: str | None) -> list[TextBlock]:
     import trafilatura  # imported on the first low-confidence page only (~0.3-0.6 s, ~20 MB)
 
     # fast=True skips trafilatura's own fallbacks (readability, justext): the same F1 on both halves
