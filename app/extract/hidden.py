@@ -20,8 +20,9 @@ regex finds the candidate declarations, the rule around each one is cut out, its
 kept only if it is a list of simple selectors (a strict regex is the whole grammar for those), and
 its declaration block is parsed by tinycss2 (strings, escapes, comments, ``!important``). The
 result is cached per stylesheet digest (sites repeat their inline CSS on every page).
-Rules inside at-rules (``@media``, ``@supports``) are ignored: whether they apply depends on the
-viewport. A rule never removes ``html``/``body`` (anti-flicker snippets fade the whole page in), and
+Rules inside ``@media`` count where their query holds: an element is removed only when it is hidden
+both on a phone and on a laptop screen (app/extract/media.py evaluates the queries); rules inside
+other at-rules (``@supports``, ``@container``, ``@keyframes``) are ignored. A rule never removes ``html``/``body`` (anti-flicker snippets fade the whole page in), and
 an inline style on the element that sets the same property visibly wins over the rule.
 """
 
@@ -30,10 +31,14 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+from bisect import bisect_right
 from collections import OrderedDict
+from functools import lru_cache
 
 import tinycss2
 from selectolax.lexbor import LexborNode
+
+from app.extract.media import VIEWPORTS, media_applies
 
 # Screen-reader-only text is heard, never seen; it is mostly UI labels ("opens in a new tab") and a
 # known way to plant text for machines, so it goes (decision documented in docs/SECURITY.md).
@@ -241,8 +246,7 @@ def _parse_hiding_rules(css: str) -> tuple[tuple[str, dict[str, str]], ...]:
         return ()
     if "/*" in css:
         css = _COMMENT_RE.sub("", css)
-    if "@" in css:
-        css = _AT_BLOCK_RE.sub("", css)
+    css, media = _unfold_media(css) if "@" in css else (css, [])
     low = _lower_aligned(css)
     spans: dict[int, tuple[int, int]] = {}  # rule's "{" → (selector start, "}")
     for m in _CANDIDATE_RE.finditer(low):
@@ -250,7 +254,7 @@ def _parse_hiding_rules(css: str) -> tuple[tuple[str, dict[str, str]], ...]:
         if len(spans) >= MAX_CANDIDATE_RULES:
             break
     parsed: dict[int, list[tuple[str, dict[str, str]]]] = {}
-    found: dict[str, None] = {}  # selectors of rules that hide, in source order
+    found: dict[str, None] = {}  # selectors of rules that hide somewhere, in source order
     for start in sorted(spans):
         parsed[start] = rules = _parse_rule(css, *spans[start], start)
         found.update((selector, None) for selector, decls in rules if hiding_reason(decls))
@@ -264,13 +268,61 @@ def _parse_hiding_rules(css: str) -> tuple[tuple[str, dict[str, str]], ...]:
             _add_rule_around(css, pos, spans, in_block=False)
             pos = css.find(name, pos + len(name))
     wanted = set(names)
-    merged: dict[str, dict[str, str]] = {}
+    # One cascade per reference viewport: the top-level rules and the @media rules that hold there.
+    merged: list[dict[str, dict[str, str]]] = [{} for _ in VIEWPORTS]
+    starts = [r[0] for r in media]
     for start in sorted(spans):
         got = parsed.get(start)
-        for selector, decls in got if got is not None else _parse_rule(css, *spans[start], start):
+        rules = got if got is not None else _parse_rule(css, *spans[start], start)
+        mask = _mask_at(start, media, starts)
+        for selector, decls in rules:
             if selector in wanted:
-                merged.setdefault(selector, {}).update(decls)
-    return tuple((s, d) for s, d in merged.items() if hiding_reason(d))
+                for i, cascade in enumerate(merged):
+                    if mask >> i & 1:
+                        cascade.setdefault(selector, {}).update(decls)
+    # Hidden only where a visitor sees it on no reference viewport.
+    last = merged[-1]
+    return tuple(
+        (s, d) for s, d in last.items() if all(s in c and hiding_reason(c[s]) for c in merged) and hiding_reason(d)
+    )
+
+
+_ALL_VIEWPORTS = (1 << len(VIEWPORTS)) - 1
+
+
+def _unfold_media(css: str) -> tuple[str, list[tuple[int, int, int]]]:
+    """The sheet with every at-rule block replaced by nothing, except the rules of an ``@media``
+    block whose query holds at some reference viewport; with (start, end, viewport bit mask) of
+    each such run of rules in the returned text."""
+    pieces: list[str] = []
+    ranges: list[tuple[int, int, int]] = []
+    pos = size = 0
+    for m in _AT_BLOCK_RE.finditer(css):
+        pieces.append(css[pos : m.start()])
+        size += m.start() - pos
+        pos = m.end()
+        block = m.group(0)
+        if block[:6].lower() != "@media":
+            continue  # @supports, @keyframes, @font-face...: not evaluated
+        brace = block.index("{")
+        mask = _media_mask(block[6:brace])
+        if mask:
+            inner = block[brace + 1 : -1]
+            ranges.append((size, size + len(inner), mask))
+            pieces.append(inner)
+            size += len(inner)
+    pieces.append(css[pos:])
+    return "".join(pieces), ranges
+
+
+@lru_cache(maxsize=1024)  # sites repeat the same few breakpoints in every block
+def _media_mask(prelude: str) -> int:
+    return sum(1 << i for i, vp in enumerate(VIEWPORTS) if media_applies(prelude, vp))
+
+
+def _mask_at(pos: int, media: list[tuple[int, int, int]], starts: list[int]) -> int:
+    i = bisect_right(starts, pos) - 1
+    return media[i][2] if i >= 0 and pos < media[i][1] else _ALL_VIEWPORTS
 
 
 def _lower_aligned(css: str) -> str:
@@ -296,6 +348,16 @@ def _add_rule_around(css: str, pos: int, spans: dict[int, tuple[int, int]], *, i
         return
     head = max(css.rfind("}", 0, start), css.rfind("{", 0, start), css.rfind(";", 0, start)) + 1
     spans[start] = (head, end)
+
+
+def _parse_rule_once(
+    css: str, span: tuple[int, int], start: int, memo: dict[str, list[tuple[str, dict[str, str]]]]
+) -> list[tuple[str, dict[str, str]]]:
+    text = css[span[0] : span[1]]
+    got = memo.get(text)
+    if got is None:
+        got = memo[text] = _parse_rule(css, span[0], span[1], start)
+    return got
 
 
 def _parse_rule(css: str, head: int, end: int, start: int) -> list[tuple[str, dict[str, str]]]:
