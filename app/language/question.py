@@ -157,6 +157,25 @@ _HOW_MANY = re.compile(r"\bhow many\s+((?:[\w-]+\s+){0,2}[\w-]+)|\bnumber of\s+(
 # The measured dimension, when named ("what is the top speed"); "how long" names none.
 _MEASURE_WORD = re.compile(r"\bwhat(?:'s| is| was| are| were) (?:the|its|their) (?:top )?(\w+(?: life)?)", re.I)
 _NUMBER_ANCHOR = re.compile(r"\b\d+(?:\.\d+)+\b")
+# The dimension a measure question asks for, from its wh-adjective or measured noun; a question
+# naming none of these ("how big", "what size") takes any measure.
+_DIMENSION_WORDS: tuple[tuple[re.Pattern, frozenset[str]], ...] = tuple(
+    (
+        re.compile(rf"\bhow (?:{adjectives})\b|\b(?:{nouns})\b" if adjectives else rf"\b(?:{nouns})\b", re.I),
+        frozenset(dims),
+    )
+    for adjectives, nouns, dims in (
+        ("old", "age", ("age", "duration")),
+        ("tall|high|deep|wide|far", "height|length|width|distance|depth|altitude", ("length",)),
+        ("fast|quick", "speed|top speed", ("speed",)),
+        ("heavy", "weight|weigh|weighs|weighed|mass", ("mass",)),
+        ("hot|cold|warm", "temperature", ("temperature",)),
+        ("long", "duration|battery life", ("length", "duration")),
+        ("powerful", "horsepower|power output", ("power",)),
+        ("", "torque", ("torque",)),
+        ("", "area", ("area",)),
+    )
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +188,7 @@ class QuestionAnalysis:
     focus: tuple[str, ...]  # the counted noun or measured dimension ("employees", "speed")
     time: TimeClass
     compound: bool = False  # two questions in one: "What language is it written in, and who maintains it?"
+    dimensions: frozenset[str] = frozenset()  # of a measure question: "length" for "How tall?"; empty = any
 
     @property
     def asks_value(self) -> bool:
@@ -262,4 +282,19 @@ def analyse(question: str) -> QuestionAnalysis:
         focus=_focus(question, kind),
         time=time,
         compound=bool(_COMPOUND.search(question)),
+        dimensions=_dimensions(question) if kind is AskedKind.measure else frozenset(),
     )
+
+
+def _dimensions(question: str) -> frozenset[str]:
+    """The first dimension word of the question decides ("How long is the 120-metre bridge?": length
+    or duration). A relative change ("By how much did it shrink?") is answered by a share or a
+    multiple, so it asks for no dimension."""
+    if _COMPARATIVE.search(question):
+        return frozenset()
+    best: tuple[int, frozenset[str]] | None = None
+    for rx, dims in _DIMENSION_WORDS:
+        m = rx.search(question)
+        if m and (best is None or m.start() < best[0]):
+            best = (m.start(), dims)
+    return best[1] if best else frozenset()

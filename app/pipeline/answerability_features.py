@@ -13,6 +13,7 @@ from app.language.anchors import covered
 from app.language.question import AskedKind, QuestionAnalysis
 from app.language.text import split_sentences, terms
 from app.language.values import find_values
+from app.language.values.units import UNIT_DIMENSION
 
 # Feature scales and sentence checks. The learned scorer's weights (answerability_weights.json) were
 # fitted on the dev split over features computed with these values: change one, refit the weights
@@ -34,6 +35,8 @@ _VALUE_KINDS: dict[AskedKind, tuple[str, ...]] = {
     AskedKind.date: ("date", "year", "version"),  # "When were dataclasses added?" — "New in version 3.7."
     AskedKind.version: ("version",),
 }
+# An age written without a unit: "aged 43", "Smith, 55, of Addison", "Jones (61)".
+_AGE = re.compile(r"\baged?\s+(?:of\s+)?\d{1,3}\b|,\s*\d{1,3}\s*,|\(\d{1,3}\)")
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z'’.-]+(?:\s+(?:[A-Z]\.\s*)?[A-Z][a-z'’-]+)+")
 _PLACE = re.compile(r"\b(?:in|at|from|near|to|based in|headquartered in|outside)\s+(?:the\s+)?[A-Z][a-z]+")
 _ORG = re.compile(r"\b[A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*)*|\b[A-Z]{2,}\b")
@@ -65,6 +68,12 @@ _BECAUSE = re.compile(
 def typed_match(question: QuestionAnalysis, sentence: str) -> bool:
     """Does the sentence state something of the kind the question asks for?"""
     kind = question.kind
+    if kind is AskedKind.measure and question.dimensions:
+        # "How tall?" wants a length: a fee or a year count beside the subject does not answer it.
+        units = {UNIT_DIMENSION.get(v.unit) for v in find_values(sentence, ("measure",))}
+        return not units.isdisjoint(question.dimensions) or (
+            "age" in question.dimensions and bool(_AGE.search(sentence))
+        )
     if kind in _VALUE_KINDS:
         found = find_values(sentence, _VALUE_KINDS[kind])
         if kind is AskedKind.date:

@@ -88,3 +88,21 @@ def test_a_recipe_is_not_time_sensitive():
 def test_compound_questions_are_seen():
     assert analyse("What language is the Zephyr DB query planner written in, and who maintains Zephyr DB?").compound
     assert not analyse("Who makes the Zephyr X2 and the Zephyr X3?").compound
+
+
+@pytest.mark.parametrize(
+    ("question", "dimensions"),
+    [
+        ("How tall is the Starship lunar lander?", {"length"}),
+        ("How old is the new chief executive?", {"age", "duration"}),
+        ("What is the top speed of the Vanta S3?", {"speed"}),
+        ("How much does the 16-inch laptop weigh?", {"mass"}),
+        ("How long is the contract?", {"length", "duration"}),
+        ("How far can it travel on battery power alone?", {"length"}),
+        ("By how much could torpor shrink the weight of the spacecraft?", set()),  # a relative change
+        ("How big was the fee?", set()),  # no dimension named: any measure
+        ("How many employees does it have?", set()),  # not a measure question
+    ],
+)
+def test_a_measure_question_names_its_dimension(question, dimensions):
+    assert analyse(question).dimensions == frozenset(dimensions)

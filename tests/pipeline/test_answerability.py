@@ -1,7 +1,10 @@
 """Answerability: relevance × question type decides, not the gate (which is structural only)."""
 
+import pytest
+
 from app.language.question import analyse
 from app.pipeline.answerability import build_scorer, quotable
+from app.pipeline.answerability_features import typed_match
 from app.pipeline.composers import NO_ANSWER, compose_extractive
 from app.pipeline.gate import check_gate
 from tests.pipeline.helpers import TODAY, make_ctx, make_evidence
@@ -117,3 +120,21 @@ def test_unrelated_evidence_is_skipped_before_any_model_call():
         "Acme Cloud Pro plan costs $30 per month.",
     )
     assert a.score < make_ctx().policy.skip_model_below
+
+
+@pytest.mark.parametrize(
+    ("question", "sentence", "typed"),
+    [
+        ("How tall is the lunar lander?", "The lander stands 50 metres tall on its legs.", True),
+        ("How tall is the lunar lander?", "NASA wants astronauts back on the moon by 2024 with the lander.", False),
+        ("How tall is the lunar lander?", "The lander contract is worth $2.9 billion.", False),
+        ("How old is Kevin King?", "Kevin King, 63, was freed by the Taliban on Tuesday.", True),
+        ("How old is Kevin King?", "King, a 63-year-old professor, was freed on Tuesday.", True),
+        ("How old is Kevin King?", "King was held for three years.", True),  # a duration may state an age
+        ("How old is Kevin King?", "King was freed in a prisoner exchange with 3 Taliban members.", False),
+        ("What is the top speed of the S3?", "The S3 reaches 32 km/h with its larger motor.", True),
+        ("What is the top speed of the S3?", "The S3 costs $1,999 and ships in May.", False),
+    ],
+)
+def test_a_measure_needs_a_value_of_the_asked_dimension(question, sentence, typed):
+    assert typed_match(analyse(question), sentence) is typed

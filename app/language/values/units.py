@@ -185,3 +185,17 @@ _UNIT_WORD_ALT = "|".join(sorted((re.escape(w) for w in UNIT_WORDS), key=len, re
 _UNIT_SYM_ALT = "|".join(sorted((re.escape(w) for w in UNIT_SYMBOLS), key=len, reverse=True))
 UNIT = re.compile(rf"(?:[ \u00a0]?|-)(?:(?P<w>(?i:{_UNIT_WORD_ALT}))|(?P<s>{_UNIT_SYM_ALT}))(?![A-Za-z0-9])")
 DEG_UNIT = re.compile(r"\s?[°º]\s?([CF])?(?![A-Za-z])")
+
+# The physical dimension of each canonical unit: "How tall?" is answered by a length, not by a
+# price or a year count (app/language/question.py reads the dimension a question asks for).
+_DIMENSION_UNITS = {
+    "length": ("m", "km", "cm", "mm", "nm", "mi", "ft", "in", "yd"),
+    "speed": ("mph", "km/h", "m/s", "kn"),
+    "mass": ("g", "kg", "mg", "lb", "oz", "t"),
+    "duration": ("s", "min", "h", "day", "week", "month", "year", "decade", "century"),
+    "temperature": ("°C", "°F", "°"),
+    "area": ("m²", "km²", "mi²", "ft²", "acre", "ha"),
+    "power": ("W", "kW", "MW", "GW", "hp"),
+    "torque": ("Nm", "lb-ft"),
+}
+UNIT_DIMENSION: dict[str, str] = {unit: dim for dim, units in _DIMENSION_UNITS.items() for unit in units}
