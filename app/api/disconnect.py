@@ -21,6 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from app import metrics
 
 _DISCONNECT: Message = {"type": "http.disconnect"}
+WATCH_AFTER_S = 0.05  # a client gone is noticed this much later at most; quicker answers need no watcher
 
 
 class CancelOnDisconnect:
@@ -31,13 +32,21 @@ class CancelOnDisconnect:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] not in self.paths:
             return await self.app(scope, receive, send)
-        # The answer runs in this task; one watcher task, started once the body is read, cancels it
-        # when the client goes away (one extra task per answer, none on the other routes).
+        # The answer runs in this task; one watcher task, started WATCH_AFTER_S after the body is
+        # read, cancels it when the client goes away. An answer done sooner (an answer-cache hit)
+        # never starts one: a timer costs a fraction of a task.
         me = asyncio.current_task()
         assert me is not None
         gone = asyncio.Event()
         state = {"response_done": False, "cancelled_by_us": False}
         watcher: asyncio.Task[None] | None = None
+        timer: asyncio.TimerHandle | None = None
+        body_read = False
+
+        def start_watching() -> None:
+            nonlocal watcher
+            if watcher is None and not state["response_done"]:
+                watcher = asyncio.ensure_future(watch())
 
         async def watch() -> None:
             while True:
@@ -51,15 +60,19 @@ class CancelOnDisconnect:
                     return
 
         async def app_receive() -> Message:
-            nonlocal watcher
-            if watcher is not None:  # the body is read: the watcher owns `receive` now
+            nonlocal timer, body_read
+            if body_read:  # the watcher owns `receive` now (started at once if not yet)
+                if timer is not None:
+                    timer.cancel()
+                start_watching()
                 await gone.wait()
                 return _DISCONNECT
             message = await receive()
             if message["type"] == "http.disconnect":
                 gone.set()
             elif not message.get("more_body", False):
-                watcher = asyncio.ensure_future(watch())
+                body_read = True
+                timer = asyncio.get_running_loop().call_later(WATCH_AFTER_S, start_watching)
             return message
 
         async def tracked_send(message: Message) -> None:
@@ -74,5 +87,7 @@ class CancelOnDisconnect:
                 raise  # cancelled from outside (shutdown): not ours to swallow
             me.uncancel()  # the cancellation was ours and is handled here
         finally:
+            if timer is not None:
+                timer.cancel()
             if watcher is not None:
                 watcher.cancel()
