@@ -1,7 +1,9 @@
 """Conflicts: where sources give different values for what the question asks.
 
-The question decides the attribute (price, version, date, number); each source's evidence yields
-its candidate values of that kind; sources whose leading value differs are in conflict.
+The question's analysis (app/language/question.py) decides the attribute — any value kind: price,
+date, version, count, measure (of the asked dimension), percent; each source's evidence yields its
+values of that kind, read by the one value parser (app/language/values); sources whose leading value
+differs are in conflict.
 """
 
 from __future__ import annotations
@@ -10,86 +12,95 @@ import re
 from collections import Counter
 
 from app.domain.types import Conflict, Evidence
-from app.language.text import terms
+from app.language.anchors import covered
+from app.language.question import AskedKind, analyse
+from app.language.text import split_sentences, terms
+from app.language.values import Value, find_values
+from app.language.values.units import UNIT_DIMENSION
 
-_MONTHS = "jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
-PATTERNS = {
-    "price": re.compile(
-        r"(?:[$€£]\s?\d[\d,]*(?:\.\d+)?|\d[\d,]*(?:\.\d+)?\s?(?:usd|eur|gbp|dollars|euros))(?:\s?(?:/|per)\s?(?:month|mo|year|yr|user|seat))?",
-        re.I,
-    ),
-    "version": re.compile(r"\b(?:v(?:ersion)?\s?)?\d+\.\d+(?:\.\d+)?(?:[a-z]+\d*)?\b", re.I),
-    "date": re.compile(
-        rf"\b(?:\d{{4}}-\d{{2}}-\d{{2}}|(?:{_MONTHS})\.?\s+\d{{1,2}},?\s+\d{{4}}|\d{{1,2}}\s+(?:{_MONTHS})\.?\s+\d{{4}})\b",
-        re.I,
-    ),
+# The asked kinds whose values can disagree, and the value kind each is read as.
+ATTRIBUTES = {
+    AskedKind.price: "price",
+    AskedKind.date: "date",
+    AskedKind.version: "version",
+    AskedKind.count: "count",
+    AskedKind.measure: "measure",
+    AskedKind.percent: "percent",
 }
-_ASKS = [
-    (
-        "price",
-        re.compile(
-            r"\b(price|pricing|cost|costs|fee|per month|subscription)\b|\bhow much\b(?!.*\b(weigh|weight|heavy|"
-            r"long|time|memory|storage|space|power|energy|data|ram|water|fuel)\b)",
-            re.I,
-        ),
-    ),
-    ("date", re.compile(r"\b(when|what date|release date|released on|date of)\b", re.I)),
-    ("version", re.compile(r"\b(version|latest release|which release|what release)\b", re.I)),
-]
+_QUANTITIES = frozenset({"count", "measure", "percent"})
+_CURRENCY_SIGNS = {"USD": "$", "EUR": "€", "GBP": "£"}
+# A price's billing period is part of it: "$9.99/month" and "$9.99/year" are different prices.
+_PERIOD = re.compile(r"^\s?(?:/|per|a|an)\s?(month|mo|year|yr|user|seat)\b", re.I)
+_PERIOD_NAMES = {"mo": "month", "yr": "year"}
+_PERIOD_LOOKAHEAD = 12  # characters after a price where its period may be written
 
 
 def asked_attribute(question: str) -> str | None:
-    for name, rx in _ASKS:
-        if rx.search(question):
-            return name
-    return None
+    """The value kind a question asks for, when values of it can be compared; else None."""
+    return ATTRIBUTES.get(analyse(question).kind)
 
 
-_UNIT = re.compile(r"(?:/|per)\s?(month|mo|year|yr|user|seat)", re.I)
-_UNIT_NAMES = {"mo": "month", "yr": "year"}
+def _amount(x: float) -> str:
+    return f"{int(x):,}" if float(x).is_integer() else f"{x:,.6g}"
 
 
-def _normalise(kind: str, value: str) -> str:
-    v = value.lower().replace(",", "").replace(" ", "")
-    if kind == "version":
-        return v.removeprefix("version").removeprefix("v")
-    if kind == "price":
-        # "$49", "$49.00" and "49 USD" are one price; the billing unit stays part of it.
-        num = re.search(r"\d+(?:\.\d+)?", v)
-        cur = (
-            "$"
-            if "$" in v or "usd" in v or "dollar" in v
-            else "€"
-            if "€" in v or "eur" in v
-            else "£"
-            if "£" in v or "gbp" in v
-            else ""
-        )
-        unit = _UNIT.search(value)
-        amount = f"{float(num.group(0)):.2f}".rstrip("0").rstrip(".") if num else v
-        return f"{cur}{amount}" + (f"/{_UNIT_NAMES.get(unit.group(1).lower(), unit.group(1).lower())}" if unit else "")
-    return v
+def _label(v: Value, text: str) -> str | None:
+    """One display form per value, whatever its surface form: "$49" = "$49.00" = "49 dollars"."""
+    if v.kind == "price" and v.amount is not None:
+        sign = _CURRENCY_SIGNS.get(v.unit)
+        money = f"{sign}{_amount(v.amount)}" if sign else f"{_amount(v.amount)} {v.unit}".strip()
+        period = _PERIOD.match(text[v.end : v.end + _PERIOD_LOOKAHEAD])
+        return money + (f"/{_PERIOD_NAMES.get(period.group(1).lower(), period.group(1).lower())}" if period else "")
+    if v.kind == "date":
+        if v.unit != "day" or v.amount is None:
+            return None  # "March 2020" and "March 3" are not the same precision as a full date
+        n = int(v.amount)
+        return f"{n // 10000:04d}-{n // 100 % 100:02d}-{n % 100:02d}"
+    if v.kind == "version":
+        return v.unit.lower().removeprefix("v") or None
+    if v.amount is None:
+        return None
+    if v.kind == "percent":
+        return f"{_amount(v.amount)}%"
+    if v.kind == "measure":
+        return f"{_amount(v.amount)} {v.unit}"
+    return _amount(v.amount)
 
 
-def values_in(kind: str, text: str) -> set[str]:
-    """The normalised values of one kind a text states."""
-    return {_normalise(kind, m.group(0)) for m in PATTERNS[kind].finditer(text)}
+def values_in(kind: str, text: str, dimensions: frozenset[str] = frozenset()) -> list[str]:
+    """The values of one kind a text states, as display labels in order of appearance; a measure
+    only of the given dimensions (any when empty)."""
+    out: list[str] = []
+    for v in find_values(text, (kind,)):
+        if kind == "measure" and dimensions and UNIT_DIMENSION.get(v.unit) not in dimensions:
+            continue
+        label = _label(v, text)
+        if label is not None:
+            out.append(label)
+    return out
 
 
 def detect_conflicts(question: str, evidence: list[Evidence]) -> list[Conflict]:
-    kind = asked_attribute(question)
+    analysis = analyse(question)
+    kind = ATTRIBUTES.get(analysis.kind)
     if kind is None:
+        return []
+    if kind in _QUANTITIES and not analysis.focus:
+        # A page states many counts and durations; without the counted noun or measured dimension
+        # named ("how many employees", "what is the range"), two of them are not one fact.
         return []
     q_terms = set(terms(question))
     per_source: dict[str, Counter] = {}
     spans: dict[tuple[str, str], list[str]] = {}
     for ev in evidence:
         # Only sentences that talk about the question's subject vote.
-        for sentence in re.split(r"(?<=[.!?])\s+", ev.text):
-            if len(q_terms & set(terms(sentence))) < min(2, len(q_terms)):
+        for sentence in split_sentences(ev.text):
+            words = set(terms(sentence))
+            if len(q_terms & words) < min(2, len(q_terms)):
                 continue
-            for m in PATTERNS[kind].finditer(sentence):
-                value = _normalise(kind, m.group(0))
+            if kind in _QUANTITIES and not any(covered(f, words) for f in analysis.focus):
+                continue  # a quantity votes only beside what the question counts or measures
+            for value in values_in(kind, sentence, analysis.dimensions):
                 per_source.setdefault(ev.domain, Counter())[value] += 1
                 spans.setdefault((ev.domain, value), []).append(ev.span_id)
     # A source's leading value: its most frequent, ties to the first mentioned ("now $9.99, was $12.99").

@@ -21,13 +21,16 @@ from app.cache.singleflight import SingleFlight
 from app.domain.types import Document, FetchedPage, FetchReason, PageDates, SearchHit, TextBlock
 from app.extract.text_clean import content_hash
 from app.fetch.base import Fetcher
-from app.pipeline.conflicts import PATTERNS, asked_attribute
+from app.pipeline.conflicts import asked_attribute, values_in
 from app.pipeline.context import MS_PER_S, TIMING_DIGITS, RunContext
 from app.pipeline.extract import extract_page
 from app.providers.cache.base import Cache
 from app.urls import registrable_domain
 
 MIN_ANSWERING_SNIPPET_CHARS = 40  # a shorter snippet is a fragment: too little to stand in for the page
+# A snippet stands in for its page only for a price, date or version: a count or a measure in a
+# 300-character snippet is too often another quantity of the same page.
+SNIPPET_KINDS = frozenset({"price", "date", "version"})
 HTTP_OK = 200  # the status reported for a page not fetched now (provider-held content, a cache hit)
 
 
@@ -75,12 +78,13 @@ def snippet_answers(hit: SearchHit, question: str) -> bool:
     and undated evidence cannot answer a time-sensitive question."""
     kind = asked_attribute(question) if question else None
     return bool(
-        kind
+        kind in SNIPPET_KINDS
+        and kind is not None
         and hit.primary
         and hit.raw_content is None
         and hit.published_at is not None
         and len(hit.snippet) >= MIN_ANSWERING_SNIPPET_CHARS
-        and PATTERNS[kind].search(hit.snippet)
+        and values_in(kind, hit.snippet)
         and not _MULTI_HOP.search(question)
     )
 
