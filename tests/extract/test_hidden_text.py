@@ -184,6 +184,12 @@ def test_stylesheet_rules_read_only_simple_top_level_selectors() -> None:
 def test_stylesheet_cost_is_bounded_on_a_large_sheet() -> None:
     big = "".join(f".c{i}{{display:none}}" for i in range(5000))
     assert len(stylesheet_rules(big)) == 300  # MAX_RULES selectors per page
+    # ... and with every rule in @media blocks, one query per breakpoint (each evaluated, cached)
+    media = "".join(
+        f"@media (max-width:{600 + i}px){{.c{i}{{display:none}}}} @media (min-width:{601 + i}px){{.c{i}{{opacity:0}}}}"
+        for i in range(3000)
+    )
+    assert len(stylesheet_rules(media)) == 300
 
 
 # --- end to end: the running service on the simulated web, a scripted model ---------------------
