@@ -101,7 +101,7 @@ async def serve_chat(
     include_usage = bool((req.stream_options or {}).get("include_usage"))
     if req.stream:
         # Verified sentences as the model writes them, unless the answer cache has the whole answer.
-        hit = await _cache_hit(turns, ctx, state, request_id)
+        hit = await _cache_hit(_cache_key(turns, ctx, state), ctx, state, request_id)
         if hit is None:
             return await _verified_stream(turns, ctx, state, _Finisher(render, finish, route, include_usage, model))
         body = hit
@@ -216,10 +216,10 @@ def _cache_key(turns: list[tuple[str, str]], ctx: RunContext, state: ServiceStat
 
 
 async def _cache_hit(
-    turns: list[tuple[str, str]], ctx: RunContext, state: ServiceState, request_id: str
+    keyed: tuple[str, int] | None, ctx: RunContext, state: ServiceState, request_id: str
 ) -> dict[str, Any] | None:
-    """The cached answer, when there is one and its evidence pages are unchanged."""
-    keyed = _cache_key(turns, ctx, state)
+    """The cached answer under `keyed` (_cache_key's result), when there is one and its evidence
+    pages are unchanged."""
     if keyed is None or ctx.options.cache != "use" or not (raw := await state.cache.get(keyed[0])):
         return None
     entry = answer_cache.decode_answer(raw)
@@ -259,7 +259,7 @@ async def _answer_with_cache(
         body, _ = await answer()
         return body
     key, window = keyed
-    if (hit := await _cache_hit(turns, ctx, state, request_id)) is not None:
+    if (hit := await _cache_hit(keyed, ctx, state, request_id)) is not None:
         return hit
     (body, versions), how = await state.flights.cached(
         key,
