@@ -281,10 +281,7 @@ def _parse_hiding_rules(css: str) -> tuple[tuple[str, dict[str, str]], ...]:
                     if mask >> i & 1:
                         cascade.setdefault(selector, {}).update(decls)
     # Hidden only where a visitor sees it on no reference viewport.
-    last = merged[-1]
-    return tuple(
-        (s, d) for s, d in last.items() if all(s in c and hiding_reason(c[s]) for c in merged) and hiding_reason(d)
-    )
+    return tuple((s, d) for s, d in merged[-1].items() if all(s in c and hiding_reason(c[s]) for c in merged))
 
 
 _ALL_VIEWPORTS = (1 << len(VIEWPORTS)) - 1
@@ -348,16 +345,6 @@ def _add_rule_around(css: str, pos: int, spans: dict[int, tuple[int, int]], *, i
         return
     head = max(css.rfind("}", 0, start), css.rfind("{", 0, start), css.rfind(";", 0, start)) + 1
     spans[start] = (head, end)
-
-
-def _parse_rule_once(
-    css: str, span: tuple[int, int], start: int, memo: dict[str, list[tuple[str, dict[str, str]]]]
-) -> list[tuple[str, dict[str, str]]]:
-    text = css[span[0] : span[1]]
-    got = memo.get(text)
-    if got is None:
-        got = memo[text] = _parse_rule(css, span[0], span[1], start)
-    return got
 
 
 def _parse_rule(css: str, head: int, end: int, start: int) -> list[tuple[str, dict[str, str]]]:
