@@ -13,7 +13,7 @@ from app.language.anchors import covered
 from app.language.question import AskedKind, QuestionAnalysis
 from app.language.text import split_sentences, terms
 from app.language.values import find_values
-from app.language.values.units import UNIT_DIMENSION
+from app.language.values.units import of_dimension
 
 # Feature scales and sentence checks. The learned scorer's weights (answerability_weights.json) were
 # fitted on the dev split over features computed with these values: change one, refit the weights
@@ -70,8 +70,7 @@ def typed_match(question: QuestionAnalysis, sentence: str) -> bool:
     kind = question.kind
     if kind is AskedKind.measure and question.dimensions:
         # "How tall?" wants a length: a fee or a year count beside the subject does not answer it.
-        units = {UNIT_DIMENSION.get(v.unit) for v in find_values(sentence, ("measure",))}
-        return not units.isdisjoint(question.dimensions) or (
+        return any(of_dimension(v.unit, question.dimensions) for v in find_values(sentence, ("measure",))) or (
             "age" in question.dimensions and bool(_AGE.search(sentence))
         )
     if kind in _VALUE_KINDS:

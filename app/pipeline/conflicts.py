@@ -16,7 +16,7 @@ from app.language.anchors import covered
 from app.language.question import AskedKind, analyse
 from app.language.text import split_sentences, terms
 from app.language.values import Value, find_values
-from app.language.values.units import UNIT_DIMENSION
+from app.language.values.units import of_dimension
 
 # The asked kinds whose values can disagree, and the value kind each is read as.
 ATTRIBUTES = {
@@ -72,7 +72,7 @@ def values_in(kind: str, text: str, dimensions: frozenset[str] = frozenset()) ->
     only of the given dimensions (any when empty)."""
     out: list[str] = []
     for v in find_values(text, (kind,)):
-        if kind == "measure" and dimensions and UNIT_DIMENSION.get(v.unit) not in dimensions:
+        if kind == "measure" and dimensions and not of_dimension(v.unit, dimensions):
             continue
         label = _label(v, text)
         if label is not None:

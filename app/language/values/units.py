@@ -199,3 +199,8 @@ _DIMENSION_UNITS = {
     "torque": ("Nm", "lb-ft"),
 }
 UNIT_DIMENSION: dict[str, str] = {unit: dim for dim, units in _DIMENSION_UNITS.items() for unit in units}
+
+
+def of_dimension(unit: str, dimensions: frozenset[str]) -> bool:
+    """Is a canonical unit of one of these dimensions ("km" of "length")?"""
+    return UNIT_DIMENSION.get(unit) in dimensions
