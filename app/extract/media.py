@@ -12,6 +12,7 @@ then ignored, which keeps text — the same side the filter takes with every rul
 
 from __future__ import annotations
 
+import operator
 import re
 from dataclasses import dataclass
 
@@ -25,6 +26,7 @@ _ALWAYS_TYPES = frozenset({"all", "screen"})
 _SCREEN_NEVER_TYPES = frozenset(
     {"print", "speech", "tty", "tv", "projection", "handheld", "braille", "embossed", "aural"}
 )
+_OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "=": operator.eq}
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "="}
 
 
@@ -46,7 +48,7 @@ def _px(value: str) -> float | None:
 
 
 def _compare(a: float, op: str, b: float) -> bool:
-    return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "=": a == b}[op]
+    return _OPS[op](a, b)
 
 
 def _feature(expr: str, vp: Viewport) -> bool | None:
