@@ -82,3 +82,16 @@ def test_quick_run_writes_results_and_doc(tmp_path, bench_data):
     for heading in ("## 1. Latency", "## 3. Cache hits", "## 4. Extraction", "## Targets at a glance"):
         assert heading in doc
     assert "Reproduce: `scripts/bench --only latency`" in doc
+
+
+def test_in_process_hit_harness_measures_a_real_cache_hit():
+    """bench/hit_inproc.py stops with an error unless its repeated question is an answer-cache hit."""
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.hit_inproc", "--n", "3", "--rounds", "1"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "service hit" in out.stdout and "the app adds" in out.stdout
