@@ -35,6 +35,7 @@ from app.extract.date_parse import (
     parse_human_date,
     utc_offset_for_url,
 )
+from app.extract.fallback import LXML_LOCK
 
 PUBLISHED_META = (
     "article:published_time",
@@ -325,10 +326,8 @@ def _htmldate_fallback(html: str | bytes) -> date | None:
         from htmldate import find_date
     except ImportError:  # optional at run time
         return None
-    from app.extract.fallback import LXML_LOCK  # lxml's parsers are not thread-safe
-
     try:
-        with LXML_LOCK:
+        with LXML_LOCK:  # lxml's parsers are not thread-safe
             found = find_date(html, original_date=True, extensive_search=True)
     except Exception:  # a third-party parser must not fail the page
         return None
