@@ -15,6 +15,7 @@ from app import metrics
 from app.api.admission import Admission, AdmissionMiddleware
 from app.api.disconnect import CancelOnDisconnect
 from app.api.errors import install_error_handlers
+from app.api.hit_path import AnswerHitPath
 from app.api.inspect import router as inspect_router
 from app.api.keys import KeyRing
 from app.api.limits import BodyGuard
@@ -60,6 +61,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(inspect_router)  # GET /inspect: the answer inspector (docs/INSPECTOR.md)
     install_openapi(app)
 
+    # A repeated request answered from the answer cache before routing (innermost: everything
+    # below applies to it as to any request).
+    app.add_middleware(AnswerHitPath, max_bytes=settings.hit_path_memo_bytes)
     # An oversized or trickling body is refused before anything else reads it (auth included).
     app.add_middleware(BodyGuard, max_bytes=settings.max_body_bytes, timeout_s=settings.body_read_timeout_s)
     app.add_middleware(QuotaHeaders)

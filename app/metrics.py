@@ -93,8 +93,11 @@ CLIENT_DISCONNECTS = Counter(
 EXTRACTION_MEMO = Counter(
     PREFIX + "extraction_memo_total", "Provider-held pages looked up in the extraction memo", ["outcome"]
 )  # outcome: hit | miss
+HIT_PATH = Counter(
+    PREFIX + "hit_path_total", "Repeated requests answered before routing (app/api/hit_path.py)", ["outcome"]
+)  # outcome: served | fell_through (the cached answer was gone or its evidence changed)
 # Per-process memos (app/cache/lru.py ByteLRU) and the in-process cache, by store: what they hold
 # against their byte budgets, summed over live workers (compare with process RSS).
 MEMO_BYTES = Gauge(
     PREFIX + "memory_store_bytes", "Bytes held by an in-process store, by store", ["store"], multiprocess_mode="livesum"
-)  # store: extraction | passages | shingles | cache
+)  # store: extraction | passages | shingles | cache | quota | hit_recipes

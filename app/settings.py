@@ -46,6 +46,9 @@ class Settings(BaseSettings):
     memory_cache_max_bytes: int = 256 * 1024 * 1024
     # Byte budget of the in-process memo of extracted provider-held pages (app/cache/extraction_memo.py).
     extraction_memo_max_bytes: int = 64 * 1024 * 1024
+    # Byte budget of the recipes that answer a repeated request from the answer cache before routing
+    # (app/api/hit_path.py; ~0.5 KB a distinct request body); 0 = every request takes the route.
+    hit_path_memo_bytes: int = 4 * 1024 * 1024
 
     # --- LLM (OpenAI-compatible). Unset base URL = embedded extractive composer + heuristics.
     llm_provider: str = (

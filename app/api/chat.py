@@ -8,6 +8,9 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+from starlette.responses import Response
+
 from app import metrics
 from app.api.limits import enforce_chat_limits
 from app.api.protocol import IGNORABLE_PARAMS, ChatCompletionRequest
@@ -36,12 +39,29 @@ def conversation(req: ChatCompletionRequest) -> list[tuple[str, str]]:
     ]
 
 
+@dataclass(frozen=True, slots=True)
+class HitRecipe:
+    """What serving this request's JSON answer again takes once the answer is in the answer cache:
+    the cache key and the request's own fields of the body. The same request body always gives the
+    same recipe (settings are fixed per process), so the hit path (app/api/hit_path.py) keeps it by
+    the body's digest and skips parsing, validation and routing on a repeat."""
+
+    key: str
+    model: str
+    ignored: tuple[str, ...]  # parameters this request sent that no composer uses
+    sampling: tuple[str, ...]  # sampling parameters sent: ignored too when the composer is extractive
+
+
 @dataclass
 class ChatResult:
-    """A complete answer, sent as one JSON body."""
+    """A complete answer, sent as one JSON body; `recipe` when a repeat can be served from cache."""
 
     body: dict[str, Any]
     headers: dict[str, str]
+    recipe: HitRecipe | None = None
+
+    def response(self) -> Response:
+        return Response(orjson.dumps(self.body), media_type="application/json", headers=self.headers)
 
 
 @dataclass
@@ -89,26 +109,25 @@ async def serve_chat(
     async def answer() -> tuple[dict[str, Any], dict[str, str]]:
         return await render(await run_pipeline(turns, ctx, state))
 
+    sampling = tuple(p for p in SAMPLING_PARAMS if getattr(req, p) is not None)
+    ignored = tuple(ctx.ignored_params)
+
     def finish(body: dict[str, Any]) -> dict[str, Any]:
-        body["model"] = model
         # This request's parameters, also when the answer is another request's (cache hit, coalesced).
-        ignored = set(ctx.ignored_params)
-        if body["grounding"]["composer"].startswith("extractive"):
-            ignored |= {p for p in SAMPLING_PARAMS if getattr(req, p) is not None}
-        body["grounding"]["ignored_params"] = sorted(ignored)
-        return body
+        return finish_body(body, model, ignored, sampling)
 
     include_usage = bool((req.stream_options or {}).get("include_usage"))
+    keyed = _cache_key(turns, ctx, state)
     if req.stream:
         # Verified sentences as the model writes them, unless the answer cache has the whole answer.
-        hit = await _cache_hit(_cache_key(turns, ctx, state), ctx, state, request_id)
+        hit = await _cache_hit(keyed, ctx, state, request_id)
         if hit is None:
             return await _verified_stream(turns, ctx, state, _Finisher(render, finish, route, include_usage, model))
         body = hit
     else:
         metrics.IN_FLIGHT.inc()
         try:
-            body = await _answer_with_cache(answer, turns, ctx, state, request_id)
+            body = await _answer_with_cache(answer, keyed, ctx, state, request_id)
         finally:
             metrics.IN_FLIGHT.dec()
     body = finish(body)
@@ -116,7 +135,31 @@ async def serve_chat(
     metrics.labelled(metrics.REQUESTS, route, "200", body["grounding"]["status"]).inc()
     if req.stream:
         return ChatStream(stream_chunks(body, include_usage), headers, _whole(body))
-    return ChatResult(body, headers)
+    cacheable = keyed is not None and ctx.options.cache == "use"
+    return ChatResult(body, headers, HitRecipe(keyed[0], model, ignored, sampling) if cacheable and keyed else None)
+
+
+def finish_body(
+    body: dict[str, Any], model: str, ignored: tuple[str, ...], sampling: tuple[str, ...]
+) -> dict[str, Any]:
+    """The request's own fields of an answer body (the answer may be another request's)."""
+    body["model"] = model
+    extra = set(ignored)
+    if body["grounding"]["composer"].startswith("extractive"):
+        extra.update(sampling)
+    body["grounding"]["ignored_params"] = sorted(extra)
+    return body
+
+
+async def serve_cached(recipe: HitRecipe, route: str, state: ServiceState, request_id: str) -> ChatResult | None:
+    """The hit path's answer: the cached answer under `recipe.key` as this request's response, or
+    None (not cached, expired, or its evidence changed) and the request takes the full route."""
+    hit = await cached_answer(recipe.key, state, request_id)
+    if hit is None:
+        return None
+    body = finish_body(hit, recipe.model, recipe.ignored, recipe.sampling)
+    metrics.labelled(metrics.REQUESTS, route, "200", body["grounding"]["status"]).inc()
+    return ChatResult(body, headers_for(body, request_id), recipe)
 
 
 async def _whole(body: dict[str, Any]) -> AsyncGenerator[str | dict[str, Any], None]:
@@ -218,9 +261,16 @@ def _cache_key(turns: list[tuple[str, str]], ctx: RunContext, state: ServiceStat
 async def _cache_hit(
     keyed: tuple[str, int] | None, ctx: RunContext, state: ServiceState, request_id: str
 ) -> dict[str, Any] | None:
-    """The cached answer under `keyed` (_cache_key's result), when there is one and its evidence
+    """The cached answer under `keyed` (_cache_key's result), when the options read the cache."""
+    if keyed is None or ctx.options.cache != "use":
+        return None
+    return await cached_answer(keyed[0], state, request_id)
+
+
+async def cached_answer(key: str, state: ServiceState, request_id: str) -> dict[str, Any] | None:
+    """The answer cached under `key` as this request's body, when there is one and its evidence
     pages are unchanged."""
-    if keyed is None or ctx.options.cache != "use" or not (raw := await state.cache.get(keyed[0])):
+    if not (raw := await state.cache.get(key)):
         return None
     entry = answer_cache.decode_answer(raw)
     if entry and await answer_cache.still_valid(entry[1], state.cache):
@@ -247,14 +297,13 @@ async def _store(
 
 async def _answer_with_cache(
     answer: Callable[[], Awaitable[tuple[dict[str, Any], dict[str, str]]]],
-    turns: list[tuple[str, str]],
+    keyed: tuple[str, int] | None,
     ctx: RunContext,
     state: ServiceState,
     request_id: str,
 ) -> dict[str, Any]:
-    """Serve from the answer cache when the freshness class allows and the evidence is unchanged;
-    concurrent identical questions run the pipeline once."""
-    keyed = _cache_key(turns, ctx, state)
+    """Serve from the answer cache (under `keyed`, _cache_key's result) when the freshness class
+    allows and the evidence is unchanged; concurrent identical questions run the pipeline once."""
     if keyed is None:
         body, _ = await answer()
         return body

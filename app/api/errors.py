@@ -15,8 +15,12 @@ log = logging.getLogger(__name__)
 
 
 def _response(exc: GroundingError, request: Request) -> JSONResponse:
+    return error_response(exc, getattr(request.state, "request_id", None))
+
+
+def error_response(exc: GroundingError, rid: str | None) -> JSONResponse:
+    """The OpenAI-shaped error response (also sent by middleware that answers before the routes)."""
     headers = {}
-    rid = getattr(request.state, "request_id", None)
     if rid:
         headers["X-Request-Id"] = rid
     retry_after = getattr(exc, "retry_after_s", None)

@@ -15,6 +15,7 @@ from starlette.types import Receive, Scope, Send
 from app.api.chat import ChatResult, serve_chat
 from app.api.context import serve_context
 from app.api.deps import api_call, get_state, request_id, require_auth
+from app.api.hit_path import STATE_RECIPE
 from app.api.protocol import (
     ChatCompletionRequest,
     ChatCompletionResponse,
@@ -72,10 +73,14 @@ CHAT_RESPONSES: Responses = {
 }
 
 
-async def _answer(body: ChatCompletionRequest, state: ServiceState, rid: str, route: str) -> Response:
+async def _answer(
+    body: ChatCompletionRequest, state: ServiceState, rid: str, route: str, scope_state: dict[str, Any]
+) -> Response:
     result = await serve_chat(body, state, rid, route)
     if isinstance(result, ChatResult):
-        return Response(orjson.dumps(result.body), media_type="application/json", headers=result.headers)
+        if result.recipe is not None:  # a repeat of this request body is served before routing
+            scope_state[STATE_RECIPE] = result.recipe
+        return result.response()
     return ClosingStreamingResponse(
         result.chunks, media_type="text/event-stream", headers={**result.headers, "Cache-Control": "no-cache"}
     )
@@ -113,7 +118,7 @@ async def _chat(request: Request, route: str) -> Response:
         body = ChatCompletionRequest.model_validate_json(await request.body())
     except ValidationError as exc:
         raise RequestValidationError(exc.errors()) from None
-    return await _answer(body, call.state, call.request_id, route)
+    return await _answer(body, call.state, call.request_id, route, request.scope.setdefault("state", {}))
 
 
 @router.post(

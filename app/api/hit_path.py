@@ -1,0 +1,117 @@
+"""The lean path for answer-cache hits: a repeated request is answered before routing.
+
+An answer-cache hit through the full route spends most of its CPU on what a repeat does not need:
+FastAPI's routing and request objects, validating the body, resolving the options and computing
+the cache key (measured in-process, `python -m bench.hit_inproc`). The same request body always
+resolves to the same cache key and the same request fields of the answer (settings are fixed per
+process), so when the chat route serves a JSON answer it leaves a `HitRecipe` in the scope; this
+middleware keeps it under a digest of the path and the raw body, in a byte-bounded LRU memo.
+
+A later request with the same path and body bytes is authorized exactly as the route does
+(app/api/deps.authorize: key check, rate limit, budget), then answered from the answer cache with
+the recipe, through the same function the route uses for a hit (app/api/chat.serve_cached). When
+the cached answer is gone, expired or its evidence pages changed, the request continues to the
+route with its body replayed, and is not counted twice against its quota. Streams, other paths and
+bodies not seen before take the route as always.
+
+It sits innermost among the middlewares: request ids, HTTP metrics, admission, quota headers,
+disconnect handling and the body-size guard apply to a hit here as they do to any request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app import metrics
+from app.api.chat import HitRecipe, serve_cached
+from app.api.deps import authorize
+from app.api.errors import error_response
+from app.api.limits import send_error
+from app.cache.lru import ByteLRU
+from app.errors import GroundingError
+
+STATE_RECIPE = "hit_recipe"  # scope state: left by the chat route, read here after the response
+# A recipe's measured size: the dataclass, its key (71 chars), model name and a few parameter
+# names, plus the 16-byte digest; ByteLRU adds its per-entry overhead.
+RECIPE_BYTES = 400
+# The route names the metrics use for the two chat paths (app/api/routes.py).
+CHAT_ROUTES = {"/v1/grounded-answers": "grounded-answers", "/v1/chat/completions": "chat-completions"}
+
+
+class AnswerHitPath:
+    """Pure ASGI. `max_bytes` = 0 turns it off (every request takes the route)."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int, paths: Iterable[str] = tuple(CHAT_ROUTES)):
+        self.app = app
+        self.paths = frozenset(paths)
+        self.memo: ByteLRU[bytes, tuple[HitRecipe, object]] | None = (
+            ByteLRU(max_bytes, "hit_recipes") if max_bytes > 0 else None
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.memo is None or scope["type"] != "http" or scope["method"] != "POST" or scope["path"] not in self.paths:
+            return await self.app(scope, receive, send)
+        try:
+            messages = await _read_body(receive)
+        except GroundingError as exc:  # too large or too slow (BodyGuard): the route would say the same
+            return await send_error(send, exc)
+        complete = messages[-1]["type"] == "http.request"
+        digest = _digest(scope["path"], messages) if complete else b""
+        if complete and await self._serve_hit(digest, scope, receive, send):
+            return
+        await self.app(scope, _replay(messages, receive), send)
+        recipe = scope.get("state", {}).get(STATE_RECIPE)
+        if complete and recipe is not None:
+            self.memo.put(digest, (recipe, scope.get("route")), RECIPE_BYTES)
+
+    async def _serve_hit(self, digest: bytes, scope: Scope, receive: Receive, send: Send) -> bool:
+        assert self.memo is not None
+        found = self.memo.get(digest)
+        if found is None:
+            return False
+        recipe, route = found
+        try:
+            await authorize(scope)
+        except GroundingError as exc:  # 401, 429: answered here as the route's error handler would
+            await error_response(exc, scope["state"].get("request_id"))(scope, receive, send)
+            return True
+        state = scope["app"].state.service
+        result = await serve_cached(recipe, CHAT_ROUTES[scope["path"]], state, scope["state"]["request_id"])
+        if result is None:
+            metrics.labelled(metrics.HIT_PATH, "fell_through").inc()
+            return False
+        metrics.labelled(metrics.HIT_PATH, "served").inc()
+        if route is not None:
+            scope["route"] = route  # the HTTP metrics label this request by its route, as the router would
+        await result.response()(scope, receive, send)
+        return True
+
+
+async def _read_body(receive: Receive) -> list[Message]:
+    """The request's messages up to the end of its body (or a disconnect)."""
+    messages = []
+    while True:
+        message = await receive()
+        messages.append(message)
+        if message["type"] != "http.request" or not message.get("more_body", False):
+            return messages
+
+
+def _digest(path: str, messages: list[Message]) -> bytes:
+    h = hashlib.blake2b(path.encode(), digest_size=16)
+    for m in messages:
+        h.update(m.get("body", b""))
+    return h.digest()
+
+
+def _replay(messages: list[Message], receive: Receive) -> Receive:
+    """A receive that gives the messages already read, then reads on."""
+    pending = list(messages)
+
+    async def replay() -> Message:
+        return pending.pop(0) if pending else await receive()
+
+    return replay
