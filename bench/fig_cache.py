@@ -10,6 +10,7 @@ with the same tool (wrk when installed, else an httpx loop) for the same time.
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 from pathlib import Path
 
@@ -73,6 +74,7 @@ def run(cfg: BenchConfig) -> dict:
                             },
                         }
                     )
+            out["hit_path"] = _hit_path_counts(svc.url)
     out["ratio"] = spread(r["ratio_rps"] for r in out["runs"])
     out["bare_rps"] = spread(r["bare"]["rps"] for r in out["runs"])
     out["service_rps"] = spread(r["service"]["rps"] for r in out["runs"])
@@ -85,6 +87,13 @@ def run(cfg: BenchConfig) -> dict:
         }
     }
     return out
+
+
+def _hit_path_counts(base: str) -> dict[str, float]:
+    """grounded_hit_path_total by outcome (summed over workers): how many hits skipped routing."""
+    text = httpx.get(base + "/metrics", timeout=30).text
+    found = re.findall(r'^grounded_hit_path_total\{outcome="(\w+)"\} (\S+)$', text, re.M)
+    return {outcome: float(value) for outcome, value in found}
 
 
 def render(res: dict) -> str:
@@ -111,6 +120,9 @@ def render(res: dict) -> str:
         f"Upstream calls during the service's runs: "
         f"{[r['upstream_calls_during_service_run'] for r in res['runs']]}; `grounding.cache` of the first request "
         f"`{json.dumps(res['first_cache'])}`, of the second `{json.dumps(res['second_cache'])}`.",
+        "",
+        "Served before routing by the hit path (app/api/hit_path.py), `grounded_hit_path_total` after the runs: "
+        f"{json.dumps(res.get('hit_path', {}))}; the other hits took the route.",
         "",
     ]
     lines += target_lines(res["targets"], "ratio", 3, " — not measurable without the answer cache")
