@@ -21,6 +21,7 @@ disconnect handling and the body-size guard apply to a hit here as they do to an
 from __future__ import annotations
 
 import hashlib
+import sys
 from collections.abc import Iterable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -30,13 +31,12 @@ from app.api.chat import HitRecipe, serve_cached
 from app.api.deps import authorize
 from app.api.errors import error_response
 from app.api.limits import send_error
-from app.cache.lru import ByteLRU
+from app.cache.lru import ByteLRU, str_bytes
 from app.errors import GroundingError
 
 STATE_RECIPE = "hit_recipe"  # scope state: left by the chat route, read here after the response
-# A recipe's measured size: the dataclass, its key (71 chars), model name and a few parameter
-# names, plus the 16-byte digest; ByteLRU adds its per-entry overhead.
-RECIPE_BYTES = 400
+# The (recipe, route) pair's tuple; the route object is shared by every entry of its path.
+PAIR_BYTES = sys.getsizeof((None, None))
 # The route names the metrics use for the two chat paths (app/api/routes.py).
 CHAT_ROUTES = {"/v1/grounded-answers": "grounded-answers", "/v1/chat/completions": "chat-completions"}
 
@@ -65,7 +65,7 @@ class AnswerHitPath:
         await self.app(scope, _replay(messages, receive), send)
         recipe = scope.get("state", {}).get(STATE_RECIPE)
         if complete and recipe is not None:
-            self.memo.put(digest, (recipe, scope.get("route")), RECIPE_BYTES)
+            self.memo.put(digest, (recipe, scope.get("route")), PAIR_BYTES + _recipe_bytes(recipe))
 
     async def _serve_hit(self, digest: bytes, scope: Scope, receive: Receive, send: Send) -> bool:
         assert self.memo is not None
@@ -98,6 +98,17 @@ async def _read_body(receive: Receive) -> list[Message]:
         messages.append(message)
         if message["type"] != "http.request" or not message.get("more_body", False):
             return messages
+
+
+def _recipe_bytes(recipe: HitRecipe) -> int:
+    """Measured size of a recipe: its slots object, strings and tuples (the digest key and the
+    entry's slot are counted by ByteLRU)."""
+    return (
+        sys.getsizeof(recipe)
+        + str_bytes((recipe.key, recipe.model, *recipe.ignored, *recipe.sampling))
+        + sys.getsizeof(recipe.ignored)
+        + sys.getsizeof(recipe.sampling)
+    )
 
 
 def _digest(path: str, messages: list[Message]) -> bytes:
