@@ -43,12 +43,12 @@ class ExtractionMemo:
         return self._lru.max_bytes
 
     @staticmethod
-    def key(url: str, content_type: str, body: bytes, hit: SearchHit | None, fallback: bool) -> str:
-        h = hashlib.sha256(body)
+    def key(url: str, content_type: str, digest: str, hit: SearchHit | None, fallback: bool) -> str:
+        """The memo key of a document whose content is named by `digest` (types.content_digest)."""
         published = hit.published_at.isoformat() if hit and hit.published_at else ""
         title = hit.title if hit else ""
-        h.update(f"\0{url}\0{content_type}\0{title}\0{published}\0{int(fallback)}".encode("utf-8", "replace"))
-        return h.hexdigest()
+        material = f"{digest}\0{url}\0{content_type}\0{title}\0{published}\0{int(fallback)}"
+        return hashlib.sha256(material.encode("utf-8", "replace")).hexdigest()
 
     def get(self, key: str) -> tuple[bool, Document | None]:
         """(found, document): a found None is a page that extracted to nothing."""

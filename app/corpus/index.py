@@ -22,11 +22,12 @@ from app.corpus.coverage import fts_tokens, held, query_phrases
 from app.corpus.domains import host_of
 from app.corpus.query import parse_query
 from app.corpus.sources import fingerprint, iter_documents
+from app.domain.types import content_digest
 from app.errors import GroundingError
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "3"  # 3: passage_terms (stemmed tokens for the coverage bonuses)
+SCHEMA_VERSION = "4"  # 3: passage_terms (stemmed tokens for the coverage bonuses); 4: docs.digest
 # bm25 column weights: page <h1>, section heading, passage text.
 TITLE_WEIGHT = 4.0
 SECTION_WEIGHT = 4.0
@@ -54,7 +55,8 @@ CREATE TABLE docs(
     primary_flag INTEGER NOT NULL,
     content_type TEXT NOT NULL,
     origin TEXT NOT NULL,
-    raw TEXT NOT NULL
+    raw TEXT NOT NULL,
+    digest TEXT NOT NULL
 );
 CREATE VIRTUAL TABLE passages USING fts5(
     doc_id UNINDEXED, title, section, body, tokenize = 'porter unicode61 remove_diacritics 2'
@@ -78,6 +80,7 @@ class CorpusHit:
     content_type: str
     raw_content: str | None  # None when searched with_content=False
     host: str
+    digest: str = ""  # SHA-256 of raw's UTF-8, made at indexing: names the content without reading it
 
 
 @dataclass(slots=True)
@@ -182,10 +185,10 @@ class CorpusIndex:
         details = self._details(parsed.any_of(), [rowid for _, rowid, _ in ranked], with_content)
         hits = []
         for _doc_id, rowid, score in ranked:
-            url, title, host, primary, content_type, raw, snippet = details[rowid]
+            url, title, host, primary, content_type, raw, digest, snippet = details[rowid]
             hits.append(CorpusHit(url=url, title=title, snippet=_trim(snippet), score=score,
                                   primary=bool(primary), content_type=content_type,
-                                  raw_content=raw, host=host))
+                                  raw_content=raw, host=host, digest=digest))
         return hits
 
     def get_document(self, url: str) -> tuple[str, str] | None:
@@ -257,7 +260,7 @@ class CorpusIndex:
         marks = ",".join("?" * len(rowids))
         raw = "d.raw" if with_content else "NULL"
         sql = (
-            f"SELECT p.rowid, d.url, d.title, d.host, d.primary_flag, d.content_type, {raw}, "
+            f"SELECT p.rowid, d.url, d.title, d.host, d.primary_flag, d.content_type, {raw}, d.digest, "
             f"snippet(passages, 3, '', '', ' … ', {SNIPPET_TOKENS}), p.section "
             "FROM passages p JOIN docs d ON d.id = p.doc_id "
             f"WHERE passages MATCH ? AND p.rowid IN ({marks})"
@@ -267,9 +270,9 @@ class CorpusIndex:
         # The section heading leads the snippet: "Release date: 2022-10-24" alone does not say
         # which release it is about.
         return {
-            rowid: (url, title, host, primary, ctype, raw,
+            rowid: (url, title, host, primary, ctype, raw, digest,
                     f"{section}: {snippet}" if section and section not in title else snippet)
-            for rowid, url, title, host, primary, ctype, raw, snippet, section in rows
+            for rowid, url, title, host, primary, ctype, raw, digest, snippet, section in rows
         }
 
 
@@ -283,10 +286,10 @@ def _fill(conn: sqlite3.Connection, source: Path, stamp: str) -> int:
     with conn:
         for doc in iter_documents(source):
             cur = conn.execute(
-                "INSERT OR IGNORE INTO docs(url, title, host, primary_flag, content_type, origin, raw)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT OR IGNORE INTO docs(url, title, host, primary_flag, content_type, origin, raw, digest)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (doc.url, doc.title, host_of(doc.url), int(doc.primary), doc.content_type,
-                 doc.origin, doc.raw),
+                 doc.origin, doc.raw, content_digest(doc.raw)),
             )
             if cur.rowcount == 0:  # the same URL twice (e.g. re-crawled in a WARC): first wins
                 log.info("corpus: duplicate URL %s from %s ignored", doc.url, doc.origin)

@@ -7,6 +7,7 @@ app/api/protocol/ and is built from these at the edge.
 from __future__ import annotations
 
 import enum
+import hashlib
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
@@ -89,8 +90,16 @@ class SearchHit:
     # fetch stage does not go to the network for it.
     raw_content: str | None = None
     raw_content_type: str = "text/html"
+    # content_digest(raw_content) when the provider has it at hand (the local corpus stores it):
+    # the extraction memo is looked up by it, without encoding and hashing the document again.
+    raw_content_digest: str | None = None
     primary: bool = False
     queries: list[str] = field(default_factory=list)
+
+
+def content_digest(text: str) -> str:
+    """The name of a provider-held document's content: SHA-256 of its UTF-8."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @dataclass(slots=True)

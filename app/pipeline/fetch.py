@@ -18,7 +18,7 @@ from app import metrics
 from app.cache.extraction_memo import ExtractionMemo
 from app.cache.page_cache import REVALIDATE_WINDOW_S, PageEntry, decode_entry, page_key, store_entry
 from app.cache.singleflight import SingleFlight
-from app.domain.types import Document, FetchedPage, FetchReason, PageDates, SearchHit, TextBlock
+from app.domain.types import Document, FetchedPage, FetchReason, PageDates, SearchHit, TextBlock, content_digest
 from app.extract.text_clean import content_hash
 from app.fetch.base import Fetcher
 from app.pipeline.conflicts import asked_attribute, values_in
@@ -114,8 +114,10 @@ async def _extract_held(
 ) -> Document | None:
     """A provider-held page, through the extraction memo (the same bytes extract the same way)."""
     if memo is None:
+        page.body = _held_body(hit)
         return await _extract(page, hit, rank, ctx)
-    key = memo.key(page.url, page.content_type, page.body, hit, ctx.settings.extract_fallback)
+    digest = hit.raw_content_digest or content_digest(hit.raw_content or "")
+    key = memo.key(page.url, page.content_type, digest, hit, ctx.settings.extract_fallback)
     found, doc = memo.get(key)
     if found:
         metrics.EXTRACTION_MEMO.labels(outcome="hit").inc()
@@ -124,9 +126,14 @@ async def _extract_held(
             return None
         return replace(doc, rank=rank, primary=hit.primary, fetched_at=page.fetched_at)
     metrics.EXTRACTION_MEMO.labels(outcome="miss").inc()
+    page.body = _held_body(hit)
     doc = await _extract(page, hit, rank, ctx)
     memo.put(key, doc)
     return doc
+
+
+def _held_body(hit: SearchHit) -> bytes:
+    return (hit.raw_content or "").encode("utf-8")
 
 
 async def _extract(page: FetchedPage, hit: SearchHit, rank: int, ctx: RunContext) -> Document | None:
@@ -154,9 +161,8 @@ async def _load(
             reason=FetchReason.from_provider,
             status=HTTP_OK,
             content_type=hit.raw_content_type,
-            body=hit.raw_content.encode("utf-8"),
             fetched_at=datetime.now(UTC),
-        )
+        )  # the body is encoded only when the page is extracted (not on an extraction-memo hit)
         return page, await _extract_held(page, hit, rank, ctx, memo)
     policy = ctx.options.cache
     if cache is None or policy == "bypass":

@@ -143,9 +143,14 @@ def bm25(passages: list[Passage], query_terms: list[str], k1: float = BM25_K1, b
     n = len(passages)
     avg = sum(len(p.terms) for p in passages) / n or 1.0
     q = set(query_terms)
-    df = Counter(t for p in passages for t in set(p.terms) & q)
+    # filter/intersection over C-level membership tests: same counts, in the same order, as
+    # generator expressions, at a fraction of the cost on long passages (the uncached answer's
+    # profile showed these two lines at ~9 % of its CPU).
+    df: Counter[str] = Counter()
     for p in passages:
-        tf = Counter(t for t in p.terms if t in q)
+        df.update(q.intersection(p.terms))
+    for p in passages:
+        tf = Counter(filter(q.__contains__, p.terms))
         s = 0.0
         for t, f in tf.items():
             idf = math.log(1 + (n - df[t] + IDF_SMOOTHING) / (df[t] + IDF_SMOOTHING))

@@ -80,8 +80,19 @@ def _doc_shingles(doc: Document) -> frozenset[int]:
 
 
 def jaccard(a: frozenset[int], b: frozenset[int]) -> float:
-    union = len(a | b)
-    return len(a & b) / union if union else 0.0
+    # |a ∪ b| from the intersection: no union set is built (pages hold thousands of shingles).
+    inter = len(a & b)
+    union = len(a) + len(b) - inter
+    return inter / union if union else 0.0
+
+
+def near_duplicate(a: frozenset[int], b: frozenset[int]) -> bool:
+    """Jaccard ≥ NEAR_DUP_THRESHOLD. Jaccard is at most min/max of the two sizes, so pages of very
+    different lengths are told apart without intersecting their sets."""
+    small, large = sorted((len(a), len(b)))
+    if large and small / large < NEAR_DUP_THRESHOLD:  # the same rounded division as jaccard's: exact
+        return False
+    return jaccard(a, b) >= NEAR_DUP_THRESHOLD
 
 
 def collapse_duplicates(
@@ -96,7 +107,7 @@ def collapse_duplicates(
     also: dict[str, list[str]] = {}
     for doc in sorted(docs, key=lambda d: d.rank):
         sh = _doc_shingles(doc)
-        survivor = next((k for k, ks in kept if jaccard(sh, ks) >= NEAR_DUP_THRESHOLD), None)
+        survivor = next((k for k, ks in kept if near_duplicate(sh, ks)), None)
         if survivor is not None:
             also.setdefault(survivor.url, []).append(doc.url)
             decisions.append(SelectionDecision(doc.url, "dropped", f"near_duplicate_of:{survivor.url}"))

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from app.cache.extraction_memo import ExtractionMemo
-from app.domain.types import SearchHit
+from app.domain.types import SearchHit, content_digest
 from app.pipeline.passages import bm25, split_passages
 from tests.pipeline.helpers import make_doc
 
@@ -16,16 +16,28 @@ def _hit(title: str = "T", published: datetime | None = None) -> SearchHit:
     return SearchHit(url="https://docs.example/p", title=title, snippet="", published_at=published)
 
 
-def test_key_depends_on_bytes_url_hit_and_fallback():
+def test_key_depends_on_content_url_hit_and_fallback():
     k = ExtractionMemo.key
-    base = k("https://docs.example/p", "text/html", b"<p>x</p>", _hit(), True)
-    assert base == k("https://docs.example/p", "text/html", b"<p>x</p>", _hit(), True)
-    assert base != k("https://docs.example/p", "text/html", b"<p>y</p>", _hit(), True)
-    assert base != k("https://docs.example/q", "text/html", b"<p>x</p>", _hit(), True)
-    assert base != k("https://docs.example/p", "text/plain", b"<p>x</p>", _hit(), True)
-    assert base != k("https://docs.example/p", "text/html", b"<p>x</p>", _hit("Other"), True)
-    assert base != k("https://docs.example/p", "text/html", b"<p>x</p>", _hit(published=datetime.now(UTC)), True)
-    assert base != k("https://docs.example/p", "text/html", b"<p>x</p>", _hit(), False)
+    x, y = content_digest("<p>x</p>"), content_digest("<p>y</p>")
+    base = k("https://docs.example/p", "text/html", x, _hit(), True)
+    assert base == k("https://docs.example/p", "text/html", x, _hit(), True)
+    assert base != k("https://docs.example/p", "text/html", y, _hit(), True)
+    assert base != k("https://docs.example/q", "text/html", x, _hit(), True)
+    assert base != k("https://docs.example/p", "text/plain", x, _hit(), True)
+    assert base != k("https://docs.example/p", "text/html", x, _hit("Other"), True)
+    assert base != k("https://docs.example/p", "text/html", x, _hit(published=datetime.now(UTC)), True)
+    assert base != k("https://docs.example/p", "text/html", x, _hit(), False)
+
+
+def test_the_corpus_names_each_document_by_the_digest_of_its_content(tmp_path):
+    """The digest stored at indexing is the one the fetch stage would compute from the content
+    (a provider without one, e.g. Tavily raw content): both reach the same memo entry."""
+    from app.corpus.index import CorpusIndex
+
+    (tmp_path / "page.html").write_text("<title>Ünïcode page</title><p>tomllib parses TOML ✓</p>", encoding="utf-8")
+    index = CorpusIndex.build(tmp_path)
+    hits = index.search("tomllib")
+    assert hits and hits[0].digest == content_digest(hits[0].raw_content or "")
 
 
 def test_a_page_that_extracted_to_nothing_is_remembered_as_such():

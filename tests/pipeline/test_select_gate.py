@@ -180,3 +180,23 @@ def test_all_stale_is_reported_as_stale():
         [], [], "What is the current Acme price?", 30, True, _ctx(), candidates=2, usable_pages=2, dropped_stale=2
     )
     assert not v.passed and v.reason is AbstentionReason.stale_evidence
+
+
+def test_near_duplicate_is_exactly_jaccard_at_the_threshold():
+    """The size bound that skips intersecting sets of very different sizes never changes the
+    verdict of the Jaccard it stands for, at the boundary included."""
+    import random
+
+    from app.pipeline.select import NEAR_DUP_THRESHOLD, jaccard, near_duplicate
+
+    def reference(a: frozenset[int], b: frozenset[int]) -> float:
+        return len(a & b) / len(a | b) if a | b else 0.0
+
+    rng = random.Random(7)
+    for _ in range(5000):
+        a = frozenset(rng.sample(range(40), rng.randint(0, 30)))
+        b = frozenset(rng.sample(range(40), rng.randint(0, 30)))
+        assert jaccard(a, b) == reference(a, b)
+        assert near_duplicate(a, b) == (reference(a, b) >= NEAR_DUP_THRESHOLD)
+    assert near_duplicate(frozenset(range(7)), frozenset(range(10)))  # J = 0.7 exactly: a duplicate
+    assert not near_duplicate(frozenset(range(69)), frozenset(range(100)))

@@ -91,6 +91,7 @@ class LocalCorpusSearch:
                 provider=PROVIDER_NAME,
                 raw_content=hit.raw_content,
                 raw_content_type=hit.content_type,
+                raw_content_digest=hit.digest or None,
                 primary=hit.primary or is_primary(hit.url, self._primary_domains),
                 queries=[query.text],
             )
