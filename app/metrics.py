@@ -100,4 +100,4 @@ HIT_PATH = Counter(
 # against their byte budgets, summed over live workers (compare with process RSS).
 MEMO_BYTES = Gauge(
     PREFIX + "memory_store_bytes", "Bytes held by an in-process store, by store", ["store"], multiprocess_mode="livesum"
-)  # store: extraction | passages | shingles | cache | quota | hit_recipes
+)  # store: extraction | passages | shingles | cache | quota | token_counts | hit_recipes

@@ -79,6 +79,29 @@ def _doc_shingles(doc: Document) -> frozenset[int]:
     return sh
 
 
+# Passages and their header lines are counted again each time they are candidates for the token
+# budget, and the same pages come back request after request: counts of passage-sized texts are
+# remembered per encoding, LRU, bounded by bytes (the text is measured; its count is a small int).
+TOKEN_MEMO_MAX_BYTES = 8 * 1024 * 1024
+TOKEN_MEMO_MAX_CHARS = 4000
+TOKEN_COUNT_BYTES = 28  # the count (an int object); ByteLRU measures the key tuple, the text is added
+_token_memo: ByteLRU[tuple[str, str], int] = ByteLRU(TOKEN_MEMO_MAX_BYTES, "token_counts")
+
+
+def count_tokens(ctx: RunContext, text: str) -> int:
+    """Tokens of `text` in the run's encoding (an estimate without a tokenizer), remembered."""
+    if ctx.tokens is None:
+        return len(text) // CHARS_PER_TOKEN
+    if len(text) > TOKEN_MEMO_MAX_CHARS:
+        return ctx.tokens.count(text)
+    key = (ctx.tokens.encoding, text)
+    found = _token_memo.get(key)
+    if found is None:
+        found = ctx.tokens.count(text)
+        _token_memo.put(key, found, TOKEN_COUNT_BYTES + sys.getsizeof(text))
+    return found
+
+
 def jaccard(a: frozenset[int], b: frozenset[int]) -> float:
     # |a ∪ b| from the intersection: no union set is built (pages hold thousands of shingles).
     inter = len(a & b)
@@ -201,21 +224,23 @@ def select_evidence(
     evidence: list[Evidence] = []
     per_doc: dict[str, int] = {}
     used = 0
-    pool = [p for p in passages if p.doc.url in chosen_docs and p.score > MIN_PASSAGE_SCORE and set(p.terms) & q_set]
+    pool = [
+        p
+        for p in passages
+        if p.doc.url in chosen_docs and p.score > MIN_PASSAGE_SCORE and not q_set.isdisjoint(p.terms)
+    ]
     while pool and len(evidence) < opts.max_evidence:
         # Greedy by score, discounted by what the page already lent: other pages get their turn.
-        p = max(pool, key=lambda p: p.score - SAME_DOC_DISCOUNT * per_doc.get(p.doc.url, 0))
-        pool.remove(p)
+        best = max(range(len(pool)), key=lambda i: pool[i].score - SAME_DOC_DISCOUNT * per_doc.get(pool[i].doc.url, 0))
+        p = pool.pop(best)  # by position: list.remove would compare passages field by field
         if per_doc.get(p.doc.url, 0) >= per_doc_cap:
             continue
         # Counted as rendered for the composer: text plus its header line (id, title, section, domain, date).
         header = f"{p.doc.title} {p.heading} {p.doc.domain}"
         extra = 0
         if count_headers:
-            extra = (
-                ctx.tokens.count(header) if ctx.tokens else len(header) // CHARS_PER_TOKEN
-            ) + HEADER_OVERHEAD_TOKENS
-        tokens = (ctx.tokens.count(p.text) if ctx.tokens else len(p.text) // CHARS_PER_TOKEN) + extra
+            extra = count_tokens(ctx, header) + HEADER_OVERHEAD_TOKENS
+        tokens = count_tokens(ctx, p.text) + extra
         if used + tokens > opts.token_budget:
             # Skip, not stop: a smaller block may still fit. Checked before the instruction scan,
             # which costs more than the count: once the budget is nearly full every passage left in
@@ -225,7 +250,7 @@ def select_evidence(
         text, planted = strip_instructions(p.text)
         if planted:
             decisions.append(SelectionDecision(p.doc.url, "edited", f"instructions_removed:{planted}"))
-            tokens = (ctx.tokens.count(text) if ctx.tokens else len(text) // CHARS_PER_TOKEN) + extra
+            tokens = count_tokens(ctx, text) + extra
         if not text.strip():
             continue
         used += tokens

@@ -200,3 +200,21 @@ def test_near_duplicate_is_exactly_jaccard_at_the_threshold():
         assert near_duplicate(a, b) == (reference(a, b) >= NEAR_DUP_THRESHOLD)
     assert near_duplicate(frozenset(range(7)), frozenset(range(10)))  # J = 0.7 exactly: a duplicate
     assert not near_duplicate(frozenset(range(69)), frozenset(range(100)))
+
+
+def test_remembered_token_counts_are_the_encoders_per_encoding_and_within_budget(tmp_path):
+    from dataclasses import replace
+
+    from app.pipeline import select
+
+    ctx = make_ctx()
+    o200k = replace(ctx, tokens=TokenCounter(tmp_path, "o200k_base"))
+    cl100k = replace(ctx, tokens=TokenCounter(tmp_path, "cl100k_base"))
+    texts = [f"Passage {i}: tomllib parses TOML into dictionaries ünïcode ✓ " * (i % 7 + 1) for i in range(300)]
+    for run in (o200k, cl100k):
+        assert run.tokens is not None
+        direct = [run.tokens.count(t) for t in texts]
+        assert [select.count_tokens(run, t) for t in texts] == direct
+        assert [select.count_tokens(run, t) for t in texts] == direct  # remembered, per encoding
+    assert select.count_tokens(ctx, "x" * 40) == 10  # no tokenizer: the estimate
+    assert select._token_memo.size_bytes <= select.TOKEN_MEMO_MAX_BYTES
