@@ -49,7 +49,10 @@ def analyse(samples: list[Sample], workload: Workload, wall_s: float) -> dict:
         ks = [key[1] for f in s.grounding.get("fetches", []) if (key := page_key(f["url"]))]
         cp = workload.critical_path_s(s.index, ks)
         ratios.append(s.latency_s / cp)
-        was_judged = any(c.get("judged") for c in s.grounding.get("claims", []) + s.grounding.get("dropped_claims", []))
+        # judged: None = not asked; True/False = the judge's verdict (a False claim is dropped)
+        was_judged = any(
+            c.get("judged") is not None for c in s.grounding.get("claims", []) + s.grounding.get("dropped_claims", [])
+        )
         judged += was_judged
         judged_ratios.append(s.latency_s / (cp + (lat.compose_s if was_judged else 0.0)))
         overheads.append((s.latency_s - cp) * 1000)
