@@ -49,10 +49,9 @@ def analyse(samples: list[Sample], workload: Workload, wall_s: float) -> dict:
         ks = [key[1] for f in s.grounding.get("fetches", []) if (key := page_key(f["url"]))]
         cp = workload.critical_path_s(s.index, ks)
         ratios.append(s.latency_s / cp)
-        # judged: None = not asked; True/False = the judge's verdict (a False claim is dropped)
-        was_judged = any(
-            c.get("judged") is not None for c in s.grounding.get("claims", []) + s.grounding.get("dropped_claims", [])
-        )
+        # The judge's call is booked under the verify stage (a verdict the simulator's reply cannot
+        # give is discarded, so claims[].judged does not show every call).
+        was_judged = "verify" in s.grounding.get("cost", {}).get("by_stage_usd", {})
         judged += was_judged
         judged_ratios.append(s.latency_s / (cp + (lat.compose_s if was_judged else 0.0)))
         overheads.append((s.latency_s - cp) * 1000)
@@ -136,8 +135,10 @@ def run(cfg: BenchConfig) -> dict:
             for q in ("p50", "p95", "p99")
         }
     targets = {
+        # The levels (≤ 1.05 at c=1, ≤ 1.15 at c=16, ≤ 1.5 at c=64), read at the p99.
         "ratio_p99_c1<=1.05": _met(summary.get(1, {}).get("ratio_p99"), 1.05),
-        "ratio_p99_c64<=1.15": _met(summary.get(64, {}).get("ratio_p99"), 1.15),
+        "ratio_p99_c16<=1.15": _met(summary.get(16, {}).get("ratio_p99"), 1.15),
+        "ratio_p99_c64<=1.5": _met(summary.get(64, {}).get("ratio_p99"), 1.5),
         "overhead_p99_c64<=50ms": _met(summary.get(64, {}).get("overhead_ms_p99"), 50.0),
     }
     return {
@@ -221,7 +222,7 @@ def render(res: dict) -> str:
         "(reached compose), counted in the 'full pipeline' column.",
         "",
         "A second model call, not in the ideal path above: the verifier asks the model to judge a sentence "
-        "that lexical support cannot decide (`claims[].judged`; one more compose-length call on the simulator). "
+        "that lexical support cannot decide (booked as `cost.by_stage_usd.verify`; one more compose-length call on the simulator). "
         "With that call counted as upstream time, ratio p50 / p99 (median over runs), and answers judged per run:",
         "",
         "| c | ratio p50, judge counted | ratio p99, judge counted | answers judged per run |",
