@@ -135,8 +135,9 @@ async def serve_chat(
     metrics.labelled(metrics.REQUESTS, route, "200", body["grounding"]["status"]).inc()
     if req.stream:
         return ChatStream(stream_chunks(body, include_usage), headers, _whole(body))
-    cacheable = keyed is not None and ctx.options.cache == "use"
-    return ChatResult(body, headers, HitRecipe(keyed[0], model, ignored, sampling) if cacheable and keyed else None)
+    # Only grounded answers are stored in the answer cache: a recipe for another would never hit.
+    stored = keyed is not None and ctx.options.cache == "use" and body["grounding"]["status"] == "grounded"
+    return ChatResult(body, headers, HitRecipe(keyed[0], model, ignored, sampling) if stored and keyed else None)
 
 
 def finish_body(

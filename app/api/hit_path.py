@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import sys
-from collections.abc import Iterable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -44,15 +43,19 @@ CHAT_ROUTES = {"/v1/grounded-answers": "grounded-answers", "/v1/chat/completions
 class AnswerHitPath:
     """Pure ASGI. `max_bytes` = 0 turns it off (every request takes the route)."""
 
-    def __init__(self, app: ASGIApp, max_bytes: int, paths: Iterable[str] = tuple(CHAT_ROUTES)):
+    def __init__(self, app: ASGIApp, max_bytes: int):
         self.app = app
-        self.paths = frozenset(paths)
         self.memo: ByteLRU[bytes, tuple[HitRecipe, object]] | None = (
             ByteLRU(max_bytes, "hit_recipes") if max_bytes > 0 else None
         )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self.memo is None or scope["type"] != "http" or scope["method"] != "POST" or scope["path"] not in self.paths:
+        if (
+            self.memo is None
+            or scope["type"] != "http"
+            or scope["method"] != "POST"
+            or scope["path"] not in CHAT_ROUTES
+        ):
             return await self.app(scope, receive, send)
         try:
             messages = await _read_body(receive)

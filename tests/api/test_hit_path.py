@@ -145,3 +145,15 @@ def test_off_when_its_budget_is_zero(service_factory):
     second = _post_raw(svc, raw)
     assert second.json()["grounding"]["cache"] == {"answer": "hit"}  # the route's hit
     assert _count(svc) == base
+
+
+def test_an_abstention_leaves_no_recipe(service_factory):
+    # Abstentions are not stored in the answer cache: a recipe for one could never be served.
+    svc = service_factory()
+    base = {o: _count(svc, o) for o in ("served", "fell_through")}
+    raw = json.dumps(chat("What was the closing price of Acme Corp shares yesterday?")).encode()
+    first = _post_raw(svc, raw)
+    assert first.status_code == 200 and first.json()["grounding"]["status"] == "abstained"
+    again = _post_raw(svc, raw)
+    assert again.json()["grounding"]["status"] == "abstained"
+    assert {o: _count(svc, o) - base[o] for o in base} == {"served": 0, "fell_through": 0}
