@@ -95,3 +95,20 @@ def test_in_process_hit_harness_measures_a_real_cache_hit():
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "service hit" in out.stdout and "the app adds" in out.stdout
+
+
+def test_in_process_uncached_harness_answers_every_docs_question(tmp_path):
+    """bench/uncached_inproc.py writes one answer per docs question (the file two commits compare)."""
+    answers = tmp_path / "answers.jsonl"
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.uncached_inproc", "--seconds", "0", "--answers", str(answers)],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "ms CPU each" in out.stdout
+    rows = [json.loads(line) for line in answers.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) >= 50 and sum(r[2] == "grounded" for r in rows) >= len(rows) // 2
+    assert any(r[3] for r in rows)  # cited URLs are recorded
