@@ -7,9 +7,10 @@ resolves to the same cache key and the same request fields of the answer (settin
 process), so when the chat route serves a JSON answer it leaves a `HitRecipe` in the scope; this
 middleware keeps it under a digest of the path and the raw body, in a byte-bounded LRU memo.
 
-A later request with the same path and body bytes is authorized exactly as the route does
-(app/api/deps.authorize: key check, rate limit, budget), then answered from the answer cache with
-the recipe, through the same function the route uses for a hit (app/api/chat.serve_cached). When
+Every chat POST is authorized here first, as the route would (app/api/deps.authorize: key check,
+rate limit, budget), before its body is read; the route then finds it authorized and counted. A
+request with the same path and body bytes as a recipe's is answered from the answer cache with the
+recipe, through the same function the route uses for a hit (app/api/chat.serve_cached). When
 the cached answer is gone, expired or its evidence pages changed, the request continues to the
 route with its body replayed, and is not counted twice against its quota. Streams, other paths and
 bodies not seen before take the route as always.
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
+from dataclasses import dataclass
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -29,13 +31,10 @@ from app import metrics
 from app.api.chat import HitRecipe, serve_cached
 from app.api.deps import authorize
 from app.api.errors import error_response
-from app.api.limits import send_error
 from app.cache.lru import ByteLRU, str_bytes
 from app.errors import GroundingError
 
 STATE_RECIPE = "hit_recipe"  # scope state: left by the chat route, read here after the response
-# The (recipe, route) pair's tuple; the route object is shared by every entry of its path.
-PAIR_BYTES = sys.getsizeof((None, None))
 # The route names the metrics use for the two chat paths (app/api/routes.py).
 CHAT_ROUTES = {"/v1/grounded-answers": "grounded-answers", "/v1/chat/completions": "chat-completions"}
 
@@ -45,9 +44,7 @@ class AnswerHitPath:
 
     def __init__(self, app: ASGIApp, max_bytes: int):
         self.app = app
-        self.memo: ByteLRU[bytes, tuple[HitRecipe, object]] | None = (
-            ByteLRU(max_bytes, "hit_recipes") if max_bytes > 0 else None
-        )
+        self.memo: ByteLRU[bytes, HitRecipe] | None = ByteLRU(max_bytes, "hit_recipes") if max_bytes > 0 else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if (
@@ -57,10 +54,14 @@ class AnswerHitPath:
             or scope["path"] not in CHAT_ROUTES
         ):
             return await self.app(scope, receive, send)
+        # What the route does first, in the route's order: the key (and quota) before the body is
+        # read, so a client without a key cannot hold a slot by sending its body slowly.
         try:
+            await authorize(scope)
             messages = await _read_body(receive)
-        except GroundingError as exc:  # too large or too slow (BodyGuard): the route would say the same
-            return await send_error(send, exc)
+        except GroundingError as exc:  # 401, 429, or a body too large or too slow (BodyGuard)
+            self._label(scope)
+            return await error_response(exc, scope["state"].get("request_id"))(scope, receive, send)
         complete = messages[-1]["type"] == "http.request"
         digest = _digest(scope["path"], messages) if complete else b""
         if complete and await self._serve_hit(digest, scope, receive, send):
@@ -68,29 +69,36 @@ class AnswerHitPath:
         await self.app(scope, _replay(messages, receive), send)
         recipe = scope.get("state", {}).get(STATE_RECIPE)
         if complete and recipe is not None:
-            self.memo.put(digest, (recipe, scope.get("route")), PAIR_BYTES + _recipe_bytes(recipe))
+            self.memo.put(digest, recipe, _recipe_bytes(recipe))
 
     async def _serve_hit(self, digest: bytes, scope: Scope, receive: Receive, send: Send) -> bool:
         assert self.memo is not None
-        found = self.memo.get(digest)
-        if found is None:
+        recipe = self.memo.get(digest)
+        if recipe is None:
             return False
-        recipe, route = found
-        try:
-            await authorize(scope)
-        except GroundingError as exc:  # 401, 429: answered here as the route's error handler would
-            await error_response(exc, scope["state"].get("request_id"))(scope, receive, send)
-            return True
         state = scope["app"].state.service
         result = await serve_cached(recipe, CHAT_ROUTES[scope["path"]], state, scope["state"]["request_id"])
         if result is None:
             metrics.labelled(metrics.HIT_PATH, "fell_through").inc()
             return False
         metrics.labelled(metrics.HIT_PATH, "served").inc()
-        if route is not None:
-            scope["route"] = route  # the HTTP metrics label this request by its route, as the router would
+        self._label(scope)
         await result.response()(scope, receive, send)
         return True
+
+    @staticmethod
+    def _label(scope: Scope) -> None:
+        """The route in the scope, as the router would put it: the HTTP metrics label a response
+        sent from here by its route template (these paths have no parameters), not as unmatched."""
+        scope["route"] = _ROUTE_LABELS[scope["path"]]
+
+
+@dataclass(frozen=True, slots=True)
+class _RouteLabel:
+    path: str  # what the HTTP metrics read of a matched route (app/metrics_export.py)
+
+
+_ROUTE_LABELS = {path: _RouteLabel(path) for path in CHAT_ROUTES}
 
 
 async def _read_body(receive: Receive) -> list[Message]:

@@ -252,6 +252,7 @@ def _encode(result: SearchResult, provider: SearchProvider) -> bytes:
                     "published_at": h.published_at.isoformat() if h.published_at else None,
                     "raw_content": h.raw_content if keep_pages else None,
                     "raw_content_type": h.raw_content_type,
+                    "raw_content_digest": h.raw_content_digest,
                     "primary": h.primary,
                 }
                 for h in result.hits

@@ -157,3 +157,30 @@ def test_an_abstention_leaves_no_recipe(service_factory):
     again = _post_raw(svc, raw)
     assert again.json()["grounding"]["status"] == "abstained"
     assert {o: _count(svc, o) - base[o] for o in base} == {"served": 0, "fell_through": 0}
+
+
+def test_the_key_is_checked_before_the_body_is_read(service_factory):
+    """A client without a key is refused at once, as the route refuses it, not after its (slow)
+    body: it cannot hold an admission slot for the body-read timeout. The refusal is counted under
+    its route in the HTTP metrics."""
+    import socket
+    from urllib.parse import urlsplit
+
+    svc = service_factory(api_keys=["a"], body_read_timeout_s=120)
+
+    def refused_4xx() -> float:
+        text = httpx.get(svc.url + "/metrics").text
+        pattern = r'^grounded_http_requests_total\{(?=[^}]*route="/v1/chat/completions")(?=[^}]*status_class="4xx")[^}]*\} (\S+)$'
+        return sum(float(v) for v in re.findall(pattern, text, re.M))
+
+    before = refused_4xx()
+    parts = urlsplit(svc.url)
+    # One byte of a 100-byte body, then nothing: waiting for the body would time this socket out.
+    with socket.create_connection((parts.hostname, parts.port), timeout=30) as sock:
+        sock.sendall(
+            b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 100\r\n\r\n{"
+        )
+        reply = sock.recv(4096)
+    assert reply.startswith(b"HTTP/1.1 401"), reply[:200]
+    assert refused_4xx() == before + 1

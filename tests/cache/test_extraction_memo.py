@@ -76,3 +76,14 @@ def test_remembered_passages_are_fresh_objects_for_each_request():
     assert all(p.doc.url == "https://b.example/2" for p in again)
     other = split_passages(make_doc("https://a.example/1", ["A different text entirely about sockets. " * 10]))
     assert other[0].text != first[0].text
+
+
+def test_a_cached_search_result_keeps_the_content_digest():
+    """Hits read back from the search cache still name their content: the fetch stage does not
+    hash the whole page again on the repeated-question path."""
+    from app.domain.types import SearchResult
+    from app.pipeline.search import _decode, _encode
+
+    hit = SearchHit(url="https://docs.example/p", title="T", raw_content_digest=content_digest("<p>x</p>"))
+    restored = _decode(_encode(SearchResult(provider="local", query="q", hits=[hit]), object()))  # type: ignore[arg-type]
+    assert restored.hits[0].raw_content_digest == content_digest("<p>x</p>")
