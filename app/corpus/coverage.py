@@ -37,11 +37,25 @@ def _combining_marks() -> re.Pattern[str]:
 _COMBINING = _combining_marks()
 
 
-@lru_cache(maxsize=65536)
+# Stems of tokens up to STEM_CACHE_CHARS are remembered (words recur; a 10 KB "word" of base64 does
+# not): 65,536 entries of at most 40 ASCII characters keep the memo within ~10 MiB.
+STEM_CACHE_SIZE = 65536
+STEM_CACHE_CHARS = 40
+
+
 def fts_stem(token: str) -> str:
     """The porter tokenizer's stem of one case-folded token."""
     if len(token) <= 2 or not token.isascii():
         return token
+    return _cached_stem(token) if len(token) <= STEM_CACHE_CHARS else _stem(token)
+
+
+@lru_cache(maxsize=STEM_CACHE_SIZE)
+def _cached_stem(token: str) -> str:
+    return _stem(token)
+
+
+def _stem(token: str) -> str:
     stem = _STEMMER.stemWord(token)
     # Porter's C implementation departs from the published algorithm (which Snowball's "porter"
     # follows) in step 2: BLI -> BLE instead of ABLI -> ABLE, and an added LOGI -> LOG.

@@ -199,8 +199,23 @@ def _hint_for_names(attrs: dict[str, str | None], cache: dict[str, int]) -> int:
     return cached
 
 
-@lru_cache(maxsize=16384)  # class/id strings recur across pages of a site and across sites (CMS themes)
+# class/id strings recur across pages of a site and across sites (CMS themes): remembered, but only
+# strings up to NAME_HINT_CACHE_CHARS, so the memo is bounded in bytes too (16,384 entries of at
+# most 256 characters, ~4 MiB at 1 byte a character), whatever class attributes a hostile page sends.
+NAME_HINT_CACHE_SIZE = 16384
+NAME_HINT_CACHE_CHARS = 256
+
+
 def _name_hint(names: str) -> int:
+    return _cached_name_hint(names) if len(names) <= NAME_HINT_CACHE_CHARS else _compute_name_hint(names)
+
+
+@lru_cache(maxsize=NAME_HINT_CACHE_SIZE)
+def _cached_name_hint(names: str) -> int:
+    return _compute_name_hint(names)
+
+
+def _compute_name_hint(names: str) -> int:
     names = names.lower()
     if _STRONG_NEGATIVE_RE.search(names):
         return -2

@@ -26,7 +26,8 @@ from pathlib import Path
 from app.extract.text_clean import strip_invisible
 from app.language.text import split_sentences
 
-SENTENCE_SCORE_CACHE = 8192  # sentences whose score is remembered (~100 bytes each)
+SENTENCE_SCORE_CACHE = 8192  # sentences whose score is remembered
+SENTENCE_SCORE_CACHE_CHARS = 1000  # ... of at most this length: at most ~8 MiB at 1 byte a character
 LOGIT_CLAMP = 30.0  # exp() of more overflows nothing but says nothing more: P is 0 or 1 to 13 digits
 
 WEIGHTS_PATH = Path(__file__).with_name("injection_weights.json")
@@ -206,8 +207,16 @@ def model() -> InjectionModel:
     return InjectionModel.from_json(json.loads(WEIGHTS_PATH.read_text(encoding="utf-8")))
 
 
-@lru_cache(maxsize=SENTENCE_SCORE_CACHE)  # evidence sentences recur across requests (cached pages, popular questions)
 def _probability(sentence: str) -> float:
+    # Evidence sentences recur across requests (cached pages, popular questions): scores of sentences
+    # up to SENTENCE_SCORE_CACHE_CHARS are remembered, which bounds the memo's bytes as well as its count.
+    if len(sentence) <= SENTENCE_SCORE_CACHE_CHARS:
+        return _cached_probability(sentence)
+    return model().probability(sentence)
+
+
+@lru_cache(maxsize=SENTENCE_SCORE_CACHE)
+def _cached_probability(sentence: str) -> float:
     return model().probability(sentence)
 
 
