@@ -16,6 +16,7 @@ import unicodedata
 from functools import lru_cache
 
 import Stemmer
+from app.memo import short_input_cache
 
 _TOKEN = re.compile(r"[^\W_]+")
 _STEMMER = Stemmer.Stemmer("porter")
@@ -47,14 +48,10 @@ def fts_stem(token: str) -> str:
     """The porter tokenizer's stem of one case-folded token."""
     if len(token) <= 2 or not token.isascii():
         return token
-    return _cached_stem(token) if len(token) <= STEM_CACHE_CHARS else _stem(token)
-
-
-@lru_cache(maxsize=STEM_CACHE_SIZE)
-def _cached_stem(token: str) -> str:
     return _stem(token)
 
 
+@short_input_cache(STEM_CACHE_SIZE, STEM_CACHE_CHARS)
 def _stem(token: str) -> str:
     stem = _STEMMER.stemWord(token)
     # Porter's C implementation departs from the published algorithm (which Snowball's "porter"

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from selectolax.lexbor import LexborNode
 
@@ -25,6 +24,7 @@ from app.extract.hidden import (
     inline_hiding_reason,
 )
 from app.extract.text_clean import strip_invisible
+from app.memo import short_input_cache
 
 SKIP_TAGS = frozenset(
     {
@@ -206,16 +206,8 @@ NAME_HINT_CACHE_SIZE = 16384
 NAME_HINT_CACHE_CHARS = 256
 
 
+@short_input_cache(NAME_HINT_CACHE_SIZE, NAME_HINT_CACHE_CHARS)
 def _name_hint(names: str) -> int:
-    return _cached_name_hint(names) if len(names) <= NAME_HINT_CACHE_CHARS else _compute_name_hint(names)
-
-
-@lru_cache(maxsize=NAME_HINT_CACHE_SIZE)
-def _cached_name_hint(names: str) -> int:
-    return _compute_name_hint(names)
-
-
-def _compute_name_hint(names: str) -> int:
     names = names.lower()
     if _STRONG_NEGATIVE_RE.search(names):
         return -2

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from app.extract.text_clean import strip_invisible
 from app.language.text import split_sentences
+from app.memo import short_input_cache
 
 SENTENCE_SCORE_CACHE = 8192  # sentences whose score is remembered
 SENTENCE_SCORE_CACHE_CHARS = 1000  # ... of at most this length: at most ~8 MiB at 1 byte a character
@@ -207,16 +208,10 @@ def model() -> InjectionModel:
     return InjectionModel.from_json(json.loads(WEIGHTS_PATH.read_text(encoding="utf-8")))
 
 
+# Evidence sentences recur across requests (cached pages, popular questions): scores of sentences up
+# to SENTENCE_SCORE_CACHE_CHARS are remembered, which bounds the memo's bytes as well as its count.
+@short_input_cache(SENTENCE_SCORE_CACHE, SENTENCE_SCORE_CACHE_CHARS)
 def _probability(sentence: str) -> float:
-    # Evidence sentences recur across requests (cached pages, popular questions): scores of sentences
-    # up to SENTENCE_SCORE_CACHE_CHARS are remembered, which bounds the memo's bytes as well as its count.
-    if len(sentence) <= SENTENCE_SCORE_CACHE_CHARS:
-        return _cached_probability(sentence)
-    return model().probability(sentence)
-
-
-@lru_cache(maxsize=SENTENCE_SCORE_CACHE)
-def _cached_probability(sentence: str) -> float:
     return model().probability(sentence)
 
 

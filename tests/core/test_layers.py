@@ -18,6 +18,7 @@ RANKS = {
     "logs": 1,
     "metrics": 1,
     "tokens": 1,
+    "memo": 1,
     "language": 2,
     "providers": 3,
     "fetch": 3,
