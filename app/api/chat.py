@@ -130,14 +130,13 @@ async def serve_chat(
             body = await _answer_with_cache(answer, keyed, ctx, state, request_id)
         finally:
             metrics.IN_FLIGHT.dec()
-    body = finish(body)
-    headers = headers_for(body, request_id)
-    metrics.labelled(metrics.REQUESTS, route, "200", body["grounding"]["status"]).inc()
+    body, headers = _respond(body, (model, ignored, sampling), route, request_id)
     if req.stream:
         return ChatStream(stream_chunks(body, include_usage), headers, _whole(body))
-    # Only grounded answers are stored in the answer cache: a recipe for another would never hit.
-    stored = keyed is not None and ctx.options.cache == "use" and body["grounding"]["status"] == "grounded"
-    return ChatResult(body, headers, HitRecipe(keyed[0], model, ignored, sampling) if stored and keyed else None)
+    recipe = None
+    if keyed is not None and ctx.options.cache == "use" and body["grounding"]["status"] == "grounded":
+        recipe = HitRecipe(keyed[0], model, ignored, sampling)  # only grounded answers are cached
+    return ChatResult(body, headers, recipe)
 
 
 def finish_body(
@@ -158,9 +157,18 @@ async def serve_cached(recipe: HitRecipe, route: str, state: ServiceState, reque
     hit = await cached_answer(recipe.key, state, request_id)
     if hit is None:
         return None
-    body = finish_body(hit, recipe.model, recipe.ignored, recipe.sampling)
+    fields = (recipe.model, recipe.ignored, recipe.sampling)
+    return ChatResult(*_respond(hit, fields, route, request_id), recipe)
+
+
+def _respond(
+    body: dict[str, Any], fields: tuple[str, tuple[str, ...], tuple[str, ...]], route: str, request_id: str
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The end of every complete answer, the route's and the hit path's: the request's own fields
+    (model, ignored and sampling parameters: finish_body), its count and its headers."""
+    body = finish_body(body, *fields)
     metrics.labelled(metrics.REQUESTS, route, "200", body["grounding"]["status"]).inc()
-    return ChatResult(body, headers_for(body, request_id), recipe)
+    return body, headers_for(body, request_id)
 
 
 async def _whole(body: dict[str, Any]) -> AsyncGenerator[str | dict[str, Any], None]:
