@@ -61,8 +61,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(inspect_router)  # GET /inspect: the answer inspector (docs/INSPECTOR.md)
     install_openapi(app)
 
-    # A repeated request answered from the answer cache before routing (innermost: everything
-    # below applies to it as to any request).
+    # A repeated request answered from the answer cache before routing. Added first, so innermost:
+    # the middlewares added after it wrap it and apply to it as to any request.
     app.add_middleware(AnswerHitPath, max_bytes=settings.hit_path_memo_bytes)
     # An oversized or trickling body is refused before anything else reads it (auth included).
     app.add_middleware(BodyGuard, max_bytes=settings.max_body_bytes, timeout_s=settings.body_read_timeout_s)

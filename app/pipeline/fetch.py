@@ -78,8 +78,8 @@ def snippet_answers(hit: SearchHit, question: str) -> bool:
     and undated evidence cannot answer a time-sensitive question."""
     kind = asked_attribute(question) if question else None
     return bool(
-        kind in SNIPPET_KINDS
-        and kind is not None
+        kind is not None
+        and kind in SNIPPET_KINDS
         and hit.primary
         and hit.raw_content is None
         and hit.published_at is not None
