@@ -18,6 +18,11 @@ some each every more most other such only own same both said says per via up out
 _WORD = re.compile(r"[A-Za-z0-9$€£]+(?:[.,'’-][A-Za-z0-9]+)*")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9$€£])")
+# A piece ending in one of these was cut at an abbreviation ("Sentencing is scheduled for Feb. 14."):
+# the reader must see the whole sentence, as the service's own splitter does.
+_ABBREVIATION_END = re.compile(
+    r"\b(?:Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|No|vs|e\.g|i\.e|U\.S|[A-Z])\.$"
+)
 _MARKER = re.compile(r"\s*\[\s*S?\d+(?:\s*[,;–-]\s*S?\d+)*\s*\]")
 
 
@@ -48,7 +53,13 @@ def sentences(text: str) -> list[str]:
     out = []
     for block in re.split(r"\n\s*\n|\n", text):
         block = " ".join(block.split())
-        out.extend(s.strip() for s in _SENTENCE_END.split(block) if s.strip())
+        pieces: list[str] = []
+        for s in _SENTENCE_END.split(block):
+            if pieces and _ABBREVIATION_END.search(pieces[-1]):
+                pieces[-1] = f"{pieces[-1]} {s.strip()}"
+            elif s.strip():
+                pieces.append(s.strip())
+        out.extend(pieces)
     return out
 
 

@@ -346,11 +346,13 @@ CHECKED_KINDS = frozenset(
 )
 
 
-def answer_states_kind(question: QuestionAnalysis, sentences: list[str]) -> bool:
-    """Does a kept answer sentence state something of the asked kind? (True for unchecked kinds.)"""
+def answer_states_kind(question: QuestionAnalysis, sentences: list[str], *, by_model: bool = False) -> bool:
+    """Does a kept answer sentence state something of the asked kind? (True for unchecked kinds.)
+    A model's answer needs a value of the kind, not the question's own noun beside it: the model
+    read the sentence and chose it (paraphrase is its job), verification checks it is supported."""
     if question.kind not in CHECKED_KINDS:
         return True
-    return any(typed_match(question, s) for s in sentences)
+    return any(typed_match(question, s, beside_focus=not by_model) for s in sentences)
 
 
 def about_other_member(question: QuestionAnalysis, sentence: str) -> bool:

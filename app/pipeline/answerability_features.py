@@ -65,8 +65,10 @@ _BECAUSE = re.compile(
 )
 
 
-def typed_match(question: QuestionAnalysis, sentence: str) -> bool:
-    """Does the sentence state something of the kind the question asks for?"""
+def typed_match(question: QuestionAnalysis, sentence: str, *, beside_focus: bool = True) -> bool:
+    """Does the sentence state something of the kind the question asks for? With `beside_focus`, a
+    count or measure must also name what it counts or measures (the extractive composer's guard; a
+    model that chose the sentence may have read "450 Dreamers" as the answer to "how many immigrants")."""
     kind = question.kind
     if kind is AskedKind.measure and question.dimensions:
         # "How tall?" wants a length: a fee or a year count beside the subject does not answer it.
@@ -77,7 +79,7 @@ def typed_match(question: QuestionAnalysis, sentence: str) -> bool:
         found = find_values(sentence, _VALUE_KINDS[kind])
         if kind is AskedKind.date:
             return bool(found) or bool(_DATE_WORDS.search(sentence))
-        if kind in (AskedKind.count, AskedKind.measure) and question.focus and found:
+        if beside_focus and kind in (AskedKind.count, AskedKind.measure) and question.focus and found:
             # "how many employees" is answered by a number next to "employees", not any number.
             st = set(terms(sentence))
             return any(covered(f, st) for f in question.focus)

@@ -41,7 +41,8 @@ async def verify_and_decide(
         answer = cite.render(answer, evidence)
     result.claims, result.dropped_claims, result.cited = answer.claims, answer.dropped_claims, answer.cited
     factual_kept = [c for c in answer.claims if c.factual]
-    if factual_kept and not answerability.answer_states_kind(asked, [c.text for c in factual_kept]):
+    by_model = result.composer.startswith("llm:")
+    if factual_kept and not answerability.answer_states_kind(asked, [c.text for c in factual_kept], by_model=by_model):
         # "What is the battery capacity?" answered with the display size: cited, supported, not an answer.
         return _abstain(
             result, AbstentionReason.evidence_does_not_answer, [f"answer_states_asked_kind ({asked.kind.value})"]

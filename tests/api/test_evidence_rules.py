@@ -183,6 +183,28 @@ def test_an_answer_that_states_no_value_of_the_asked_kind_abstains(searxng, web,
     assert g["abstention"]["failed_checks"] == ["answer_states_asked_kind (measure)"]
 
 
+def test_a_models_count_need_not_repeat_the_questions_noun(searxng, web, llm, service_factory):
+    """The model read "1,200 companies" as the number of customers: a count is stated, the claim is
+    supported, so the code does not overrule it (the extractive composer's own guard still wants the
+    counted noun beside the number)."""
+    from app.language.question import analyse
+    from app.pipeline.answerability_features import typed_match
+
+    site = web.site("news-a.test")
+    story = [*STORY, "Orbit Analytics says 1,200 companies now run its data platform, up from 800 a year ago."]
+    u = site.add_article("/orbit", "Orbit ships 4.2", story, published=TODAY)
+    searxng.set_default([searx_result(u, "Orbit", "Orbit Analytics")])
+    answer = "Orbit Analytics says 1,200 companies now run its data platform [S1]."
+    llm.default = planner_or(answer)
+    svc = _svc(searxng, web, service_factory, **llm.settings_overrides())
+    question = "How many customers use the Orbit Analytics data platform?"
+    body = _ask(svc, question, min_sources=1)
+    assert body["grounding"]["status"] == "grounded", body["grounding"].get("abstention")
+    assert "1,200 companies" in body["choices"][0]["message"]["content"]
+    asked = analyse(question)
+    assert not typed_match(asked, answer) and typed_match(asked, answer, beside_focus=False)
+
+
 def test_primary_snippet_with_the_value_skips_the_fetch(searxng, web, service_factory):
     site = web.site("acme.test")
     url = site.add_article(

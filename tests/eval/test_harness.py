@@ -124,3 +124,14 @@ def test_score_case_catches_bad_citations_leaks_and_unsupported_claims():
     r = score_case(case, "extractive", web, bad, 10.0)
     assert not r.passed and r.leaks == ["$25"] and r.answer_ok is False
     assert r.citations_valid is False and not r.claims[0].precise
+
+
+def test_the_reader_keeps_a_sentence_whole_across_abbreviations():
+    """The competent reader looks for the gold inside one sentence: "Feb. 14" must not be cut."""
+    from eval.text import sentences
+
+    assert sentences("Sentencing is scheduled for Feb. 14. In a Nov. 5 letter, Dr. Ruiz wrote. Done.") == [
+        "Sentencing is scheduled for Feb. 14.",
+        "In a Nov. 5 letter, Dr. Ruiz wrote.",
+        "Done.",
+    ]

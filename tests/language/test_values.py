@@ -102,6 +102,8 @@ def approx(rows: list[tuple]) -> list[tuple]:
         ("Upgrade to v2.4.1 to fix the bug.", [("version", None, "2.4.1")]),
         ("The patch shipped in version 1.8.", [("version", None, "1.8")]),
         ("Node.js 18.17.1 fixes a flaw.", [("version", None, "18.17.1")]),
+        ("The mass could be reduced by a third.", [("percent", 33.33, "%")]),
+        ("Costs were cut by half, sales by two-thirds.", [("percent", 50, "%"), ("percent", 66.67, "%")]),
     ],
 )
 def test_forms(text, expected):
@@ -131,6 +133,7 @@ def test_forms(text, expected):
         "The 24/7 helpline is staffed.",
         "Take-Two Interactive makes games.",
         "The law is in § 68 SGB V.",
+        "More than half of the districts closed; pupils were grouped by thirds.",
     ],
 )
 def test_traps_hold_no_value(text):

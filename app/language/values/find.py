@@ -98,6 +98,29 @@ def _versions_in_context(text: str, items: list[Item]) -> None:
                 i.kind, i.unit, i.amount = "version", text[i.start : i.end], None
 
 
+# A relative change written as a fraction: "reduced by a third", "cut by half", "by two-thirds".
+_FRACTION_CHANGE = re.compile(
+    r"\bby\s+(?:(?P<n>a|one|two|three|four)[\s-]+)?(?P<d>half|thirds?|quarters?|fifths?|tenths?)\b", re.I
+)
+_NUMERATORS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4}
+_DENOMINATORS = {"half": 2, "third": 3, "quarter": 4, "fifth": 5, "tenth": 10}
+
+
+def _fraction_changes(text: str, taken: list[Value]) -> list[Value]:
+    """ "by a third" -> a share of 33.3 %: the answer to "By how much did it shrink?"."""
+    out = []
+    for m in _FRACTION_CHANGE.finditer(text):
+        d = m["d"].lower().rstrip("s")
+        n = _NUMERATORS[m["n"].lower()] if m["n"] else 1
+        if d != "half" and not m["n"] or n >= _DENOMINATORS[d]:
+            continue  # "by thirds" is no amount; "by four quarters" no share
+        start = m.start("n") if m["n"] else m.start("d")
+        if any(v.start < m.end() and start < v.end for v in taken):
+            continue
+        out.append(Value("percent", round(100 * n / _DENOMINATORS[d], 2), "%", text[start : m.end()], start, m.end()))
+    return out
+
+
 def find_values(text: str, kinds: Iterable[str] | None = None) -> list[Value]:
     """All values in ``text`` of the given kinds (default: all but "number"), in order of appearance,
     non-overlapping."""
@@ -106,7 +129,7 @@ def find_values(text: str, kinds: Iterable[str] | None = None) -> list[Value]:
         return []
     items = scan(text)
     if not items:
-        return []
+        return _fraction_changes(text, []) if "percent" in wanted and "by" in text else []
     if len(items) > 1:
         _link_ranges(text, items)
     _versions_in_context(text, items)
@@ -119,6 +142,8 @@ def find_values(text: str, kinds: Iterable[str] | None = None) -> list[Value]:
             kind = "number"
         if kind in wanted:
             out.append(Value(kind, i.amount, i.unit, text[i.start : i.end], i.start, i.end))
+    if "percent" in wanted and "by" in text:
+        out = sorted(out + _fraction_changes(text, out), key=lambda v: v.start)
     return out
 
 
