@@ -226,6 +226,15 @@ _SIGNATURE = re.compile(
 )
 
 
+def api_entry(line: str) -> str:
+    """The API name a reference-documentation entry line introduces, or "" ("Path.rglob(pattern)")."""
+    stripped = line.strip()
+    m = _SIGNATURE.match(stripped)
+    if m and ("." in m.group(1) or "(" in m.group(1) or stripped.endswith("¶")):
+        return m.group(1)
+    return ""
+
+
 def sentences_with_leads(text: str) -> list[tuple[str, str, int]]:
     """The passage's sentences, each with the API entry line it sits under (or "") and how many
     sentences of that entry precede it (0: the entry's defining sentence)."""
@@ -233,9 +242,9 @@ def sentences_with_leads(text: str) -> list[tuple[str, str, int]]:
     lead, since = "", 0
     for line in text.split("\n"):
         stripped = line.strip()
-        m = _SIGNATURE.match(stripped)
-        if m and ("." in m.group(1) or "(" in m.group(1) or stripped.endswith("¶")):
-            lead, since = m.group(1), 0
+        entry = api_entry(stripped)
+        if entry:
+            lead, since = entry, 0
             continue
         for sentence in split_sentences(stripped):
             out.append((sentence, lead, since))

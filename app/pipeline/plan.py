@@ -32,10 +32,10 @@ MAX_FRESHNESS_DAYS = 3650  # the API's freshness_days ceiling (ten years)
 
 log = logging.getLogger(__name__)
 
-_FOLLOW_UP = re.compile(
-    r"^\s*(and|what about|how about|also|and what|same for|what of)\b|\b(it|its|they|their|them|that|those|this|these|he|she|his|her)\b",
-    re.I,
-)
+# A leading connective continues the conversation at any length ("And how do I go the other way,
+# turning a dict back into a string?"); a pronoun only in a short question (a longer one states its subject).
+_CONTINUES = re.compile(r"^\s*(and|what about|how about|also|and what|same for|what of)\b", re.I)
+_REFERS_BACK = re.compile(r"\b(it|its|they|their|them|that|those|this|these|he|she|his|her)\b", re.I)
 FOLLOW_UP_MAX_WORDS = 14  # a longer question states its own subject
 CARRIED_TERMS = 4  # subject terms a follow-up borrows from the conversation
 PLANNER_HISTORY_TURNS = 6  # earlier turns the LLM planner sees
@@ -45,8 +45,11 @@ _TOKEN = re.compile(r"[\w.+#-]*\w[+#]*")
 
 
 def is_follow_up(question: str) -> bool:
-    """A reference back ("its", "what about …") in a short question."""
-    return bool(_FOLLOW_UP.search(question)) and len(words(question)) <= FOLLOW_UP_MAX_WORDS
+    """A question that continues the conversation ("what about …", "and …") or refers back ("its") in
+    a short question."""
+    return bool(_CONTINUES.search(question)) or (
+        bool(_REFERS_BACK.search(question)) and len(words(question)) <= FOLLOW_UP_MAX_WORDS
+    )
 
 
 def standalone_question(turns: list[tuple[str, str]]) -> str:
@@ -64,10 +67,19 @@ def standalone_question(turns: list[tuple[str, str]]) -> str:
     # Whom the follow-up points back to: "his net worth" after "Who is the CEO of Nvidia?" means the
     # person the answer named; "its licence" after "Who maintains Quill?" still means Quill. So the
     # answer's subject leads only for a personal pronoun after a who-question; otherwise the previous
-    # question's subject does, and the answer's only when the question names none.
+    # question's subject does, and the answer's only when the question names none. After a how-to,
+    # the call the answer gave is what "do that with a timeout?" does: it leads.
     asked, answered = _subject_terms(previous), _answer_subject(answer)
-    person_ref = _PERSONAL.search(question) and analyse(previous).kind in (AskedKind.person, AskedKind.organisation)
-    for term in (answered or asked) if person_ref else (asked or answered):
+    previous_kind = analyse(previous).kind
+    person_ref = _PERSONAL.search(question) and previous_kind in (AskedKind.person, AskedKind.organisation)
+    how_to_call = previous_kind is AskedKind.how_to and bool(answered) and bool(_IDENTIFIER.fullmatch(answered[0]))
+    if person_ref:
+        order = answered or asked
+    elif how_to_call:
+        order = answered + asked
+    else:
+        order = asked or answered
+    for term in order:
         known = " ".join([question, *carried]).lower()
         if term.lower() not in known:
             carried.append(term)

@@ -10,6 +10,7 @@ from datetime import date
 from app.cache.lru import ByteLRU
 from app.domain.types import Document, Evidence, Selection, SelectionDecision
 from app.language.text import first_words, terms
+from app.pipeline.answerability_features import api_entry
 from app.pipeline.context import RunContext
 from app.pipeline.injection import strip_instructions
 from app.pipeline.passages import MIN_CHARS as MIN_PASSAGE_CHARS
@@ -195,7 +196,10 @@ def select_evidence(
         )
         # Code repeats identifiers, which BM25 over-rewards; prose states what the question asks.
         # BM25's length normalisation also over-rewards scraps ("… as follows:" between code blocks).
-        brevity = max(MIN_BREVITY, min(1.0, len(p.text) / MIN_PASSAGE_CHARS))
+        # An API entry of reference documentation is short by nature, not a scrap: "PurePath.suffix¶ /
+        # The file extension of the final component" is the whole answer to "how do I get the extension".
+        short = len(p.text) < MIN_PASSAGE_CHARS and not api_entry(p.text.partition("\n")[0])
+        brevity = max(MIN_BREVITY, len(p.text) / MIN_PASSAGE_CHARS) if short else 1.0
         lexical = p.score / top * (CODE_WEIGHT if p.kind == "code" else 1.0) * brevity
         lead = LEAD_BONUS / (1 + p.index)  # a page's opening says what it is about
         p.score = lexical + recency + trust + lead + SEARCH_RANK_BONUS / (1 + p.doc.rank)

@@ -67,3 +67,28 @@ def test_router():
     )
     # Without a model nothing can answer ungrounded.
     assert route_request("hi", "auto", given_text_chars=0, llm_available=False).needs_search
+
+
+def test_a_follow_up_to_a_how_to_carries_the_call_the_answer_gave():
+    """ "do that with a timeout" means the call the answer named; a leading "And" continues the
+    conversation even in a long question."""
+    q = standalone_question(
+        [
+            ("user", "How do I run a shell command in Python and get its output?"),
+            ("assistant", "Use subprocess.run() with capture_output=True; the output is in stdout [1]."),
+            ("user", "How do I do that with a timeout?"),
+        ]
+    )
+    assert q.startswith("How do I do that with a timeout? (subprocess.run")
+    q = standalone_question(
+        [
+            ("user", "How do I parse a JSON string in Python?"),
+            ("assistant", "Use json.loads(), which turns a JSON string into Python objects [1]."),
+            ("user", "And how do I go the other way, turning a dict back into a string?"),
+        ]
+    )
+    assert "json.loads" in q and "Python" in q
+    long_question = "How do I make a class whose objects can never be changed after they have been created?"
+    assert standalone_question([("user", "How do I parse JSON?"), ("assistant", "…"), ("user", long_question)]) == (
+        long_question
+    )

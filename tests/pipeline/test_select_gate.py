@@ -218,3 +218,31 @@ def test_remembered_token_counts_are_the_encoders_per_encoding_and_within_budget
         assert [select.count_tokens(run, t) for t in texts] == direct  # remembered, per encoding
     assert select.count_tokens(ctx, "x" * 40) == 10  # no tokenizer: the estimate
     assert select._token_memo.size_bytes <= select.TOKEN_MEMO_MAX_BYTES
+
+
+def test_a_short_api_entry_is_not_scored_as_a_scrap():
+    """Reference documentation's entries are short by nature: "PurePath.suffix¶ / The file extension
+    of the final component" must outrank long passages that merely share common words."""
+    from dataclasses import replace
+
+    from app.domain.types import TextBlock
+
+    filler = (
+        "Path objects have many methods for working with files on disk, such as reading a file, "
+        "writing a file, checking whether a path exists, and listing the files of a directory. "
+    )
+    doc = make_doc("https://docs.example.org/pathlib", [], title="pathlib")
+    doc = replace(
+        doc,
+        blocks=[
+            TextBlock("heading", "pathlib", 1),
+            TextBlock("paragraph", filler * 3),
+            TextBlock("pre", ">>> Path('setup.py').exists()\nTrue"),
+            TextBlock("paragraph", "PurePath.suffix¶"),
+            TextBlock("paragraph", "The file extension of the final component, if any:"),
+            TextBlock("pre", ">>> PurePosixPath('my/library/setup.py').suffix\n'.py'"),
+            TextBlock("paragraph", filler * 3),
+        ],
+    )
+    sel = select_evidence([doc], "How do I get the file extension of a path?", 30, _ctx())
+    assert sel.evidence[0].text.startswith("PurePath.suffix"), [e.text[:40] for e in sel.evidence]
