@@ -29,6 +29,12 @@ from app.state import ServiceState
 
 SAMPLING_PARAMS = ("temperature", "top_p", "seed", "stop")
 
+GROUNDED_ANSWERS_PATH = "/v1/grounded-answers"
+CHAT_COMPLETIONS_PATH = "/v1/chat/completions"
+# The two chat paths (one handler) and the route names their metrics use; the routes and the hit path
+# both read them from here.
+CHAT_ROUTES = {GROUNDED_ANSWERS_PATH: "grounded-answers", CHAT_COMPLETIONS_PATH: "chat-completions"}
+
 
 def conversation(req: ChatCompletionRequest) -> list[tuple[str, str]]:
     """(role, text) turns, oldest first; earlier assistant answers without their citation markers."""

@@ -28,15 +28,13 @@ from dataclasses import dataclass
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app import metrics
-from app.api.chat import HitRecipe, serve_cached
+from app.api.chat import CHAT_ROUTES, HitRecipe, serve_cached
 from app.api.deps import authorize
 from app.api.errors import error_response
 from app.cache.lru import ByteLRU, str_bytes
 from app.errors import GroundingError
 
 STATE_RECIPE = "hit_recipe"  # scope state: left by the chat route, read here after the response
-# The route names the metrics use for the two chat paths (app/api/routes.py).
-CHAT_ROUTES = {"/v1/grounded-answers": "grounded-answers", "/v1/chat/completions": "chat-completions"}
 
 
 class AnswerHitPath:

@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import ValidationError
 from starlette.types import Receive, Scope, Send
 
-from app.api.chat import ChatResult, serve_chat
+from app.api.chat import CHAT_COMPLETIONS_PATH, CHAT_ROUTES, GROUNDED_ANSWERS_PATH, ChatResult, serve_chat
 from app.api.context import serve_context
 from app.api.deps import api_call, get_state, request_id, require_auth
 from app.api.hit_path import STATE_RECIPE
@@ -122,25 +122,25 @@ async def _chat(request: Request, route: str) -> Response:
 
 
 @router.post(
-    "/v1/grounded-answers",
+    GROUNDED_ANSWERS_PATH,
     response_model=ChatCompletionResponse,
     responses=CHAT_RESPONSES,
     openapi_extra=CHAT_BODY,
     summary="Answer from web evidence, with citations, or abstain",
 )
 async def grounded_answers(request: Request) -> Response:
-    return await _chat(request, "grounded-answers")
+    return await _chat(request, CHAT_ROUTES[GROUNDED_ANSWERS_PATH])
 
 
 @router.post(
-    "/v1/chat/completions",
+    CHAT_COMPLETIONS_PATH,
     response_model=ChatCompletionResponse,
     responses=CHAT_RESPONSES,
     openapi_extra=CHAT_BODY,
     summary="Same handler, for OpenAI clients (change base_url)",
 )
 async def chat_completions(request: Request) -> Response:
-    return await _chat(request, "chat-completions")
+    return await _chat(request, CHAT_ROUTES[CHAT_COMPLETIONS_PATH])
 
 
 # With `stream: true` the 200 is a text/event-stream of Responses events (`event: <type>` and

@@ -133,7 +133,9 @@ async def _extract_held(
 
 
 def _held_body(hit: SearchHit) -> bytes:
-    return (hit.raw_content or "").encode("utf-8")
+    # JSON may carry an unpaired surrogate ("\ud800"), which strict UTF-8 cannot encode: it becomes
+    # "?" (the memo's content_digest names the text as given, with surrogatepass).
+    return (hit.raw_content or "").encode("utf-8", "replace")
 
 
 async def _extract(page: FetchedPage, hit: SearchHit, rank: int, ctx: RunContext) -> Document | None:
