@@ -50,6 +50,14 @@ ERROR_DEFAULTS = {
 }
 
 
+class _AsciiJSON(JSONResponse):
+    """JSON with non-ASCII as \\u escapes (the same JSON to any parser, as the streamed chunks are):
+    a scripted reply may hold an unpaired surrogate, which only a JSON escape can carry."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, separators=(",", ":")).encode("ascii")
+
+
 @dataclass
 class StreamLog:
     """One streamed reply as the server wrote it: `server.streams[-1].sent` pieces so far."""
@@ -241,7 +249,7 @@ class OpenAIChatServer(ThreadedUvicorn):
                 spec.get("cut_after"),
                 spec.get("headers"),
             )
-        return JSONResponse(
+        return _AsciiJSON(
             {
                 "id": ident,
                 "object": "chat.completion",

@@ -17,6 +17,7 @@ and read what it received: searxng.requests.all(), searxng.queries().
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -118,6 +119,14 @@ def _complete(items: Iterable[dict | str]) -> list[dict]:
     return out
 
 
+class _AsciiJSON(JSONResponse):
+    """JSON with non-ASCII as \\u escapes (the same JSON to any parser): a test can put an unpaired
+    surrogate in a title, which a UTF-8 body cannot carry but a JSON escape can."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, separators=(",", ":")).encode("ascii")
+
+
 class SearxngServer(ThreadedUvicorn):
     def __init__(self, host: str = "127.0.0.1") -> None:
         self._lock = threading.Lock()
@@ -215,7 +224,7 @@ class SearxngServer(ThreadedUvicorn):
                 f'<article><a href="{r["url"]}">{r["title"]}</a><p>{r["content"]}</p></article>' for r in answer.results
             )
             return HTMLResponse(f"<html><body>{items}</body></html>")
-        return JSONResponse(
+        return _AsciiJSON(
             {
                 "query": query,
                 "number_of_results": (

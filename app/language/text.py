@@ -23,6 +23,18 @@ _WORD = re.compile(r"[a-z0-9]+(?:[._'-][a-z0-9]+)*", re.I)
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
 
 
+def well_formed(text: str) -> str:
+    """The text with unpaired surrogates replaced by "?": JSON may carry "\\ud800", which no UTF-8
+    encoder (orjson, redis, httpx) accepts. Upstream text is passed through this where it enters."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+    return text
+
+
 def words(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(text)]
 

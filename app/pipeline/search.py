@@ -14,7 +14,7 @@ from app import metrics
 from app.cache.singleflight import SingleFlight
 from app.domain.types import SearchHit, SearchOutcome, SearchResult
 from app.errors import ProviderLogicalError, ProviderTechnicalError
-from app.language.text import terms
+from app.language.text import terms, well_formed
 from app.pipeline.context import RunContext
 from app.providers import fallbacks
 from app.providers.breaker import OPEN
@@ -108,7 +108,8 @@ async def _search_chain(
                 raise _OverBudget(over)
             paid = True
             ctx.cost.add_search(ctx.settings.search_prices.get(provider.name, 0.0))
-            return await provider.search(query, timeout=timeout)
+            result = await provider.search(query, timeout=timeout)
+            return _well_formed(result) if getattr(provider, "remote", True) else result
 
         async def call(provider=provider, breaker=breaker, remote=remote, attempts=attempts) -> SearchResult:
             if not remote:
@@ -231,6 +232,17 @@ def _cache_key(provider: str, q: SearchQuery) -> str:
 
 def _holds_pages(provider: SearchProvider) -> bool:
     return callable(getattr(provider, "get_document", None))
+
+
+def _well_formed(result: SearchResult) -> SearchResult:
+    """An engine's strings as valid Unicode: one unpaired surrogate in a title must not cost the
+    provider's whole answer (the search cache's orjson refuses it) or the request (the response's)."""
+    for hit in result.hits:
+        hit.url, hit.title, hit.snippet = well_formed(hit.url), well_formed(hit.title), well_formed(hit.snippet)
+        if hit.raw_content is not None:
+            hit.raw_content = well_formed(hit.raw_content)
+    result.unresponsive_engines = [well_formed(e) for e in result.unresponsive_engines]
+    return result
 
 
 def _encode(result: SearchResult, provider: SearchProvider) -> bytes:

@@ -308,3 +308,31 @@ def test_a_client_that_leaves_before_its_body_arrives_is_not_an_error(keyed):
     assert metrics.CLIENT_DISCONNECTS._value.get() == before + 1
     assert "unhandled error" not in stream.getvalue(), stream.getvalue()[:500]
     assert httpx.get(keyed.url + "/healthz").status_code == 200
+
+
+@pytest.mark.parametrize("cache", ["bypass", "use"])
+def test_an_unpaired_surrogate_from_the_engine_is_not_a_500(searxng, web, service_factory, cache):
+    """JSON may carry "\\ud800"; before, the response (or the search cache) could not encode it: 500,
+    or the engine's whole answer lost."""
+    good = _acme_results(web)
+    searxng.set_default([{**r, "title": r["title"] + " \ud800", "content": "\udfff " + r["content"]} for r in good])
+    svc = _svc(searxng, web, service_factory)
+    for stream in (False, True):
+        r = httpx.post(
+            svc.url + "/v1/grounded-answers", json={**chat(QUESTION, cache=cache), "stream": stream}, timeout=30
+        )
+        assert r.status_code == 200, r.text
+        if not stream:
+            assert r.json()["grounding"]["status"] == "grounded", r.json()["grounding"].get("abstention")
+
+
+def test_an_unpaired_surrogate_from_the_model_keeps_its_answer(searxng, web, llm, service_factory):
+    from tests.api.helpers import planner_or
+
+    searxng.set_default(_acme_results(web))
+    llm.default = planner_or("Acme Cloud Pro costs $30 per month \ud800 [S1].")
+    svc = _svc(searxng, web, service_factory, **llm.settings_overrides())
+    r = httpx.post(svc.url + "/v1/grounded-answers", json=chat(QUESTION), timeout=30)
+    assert r.status_code == 200, r.text
+    # The model's answer is kept (before, its text failed downstream and the extractive fallback answered).
+    assert r.json()["grounding"]["composer"].startswith("llm:"), r.json()["grounding"]["composer"]

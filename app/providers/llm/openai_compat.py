@@ -18,6 +18,7 @@ import openai
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from app.errors import ProviderLogicalError, ProviderTechnicalError
+from app.language.text import well_formed
 from app.providers.llm.base import Completion, register_chat_model
 from app.providers.retry import RetryLater, retry_after_from_headers
 from app.settings import Settings
@@ -72,7 +73,7 @@ class OpenAICompatibleChatModel:
             raise ProviderTechnicalError("LLM upstream sent a malformed response (no message)", provider=PROVIDER)
         usage = resp.usage
         return Completion(
-            text=message.content or "",
+            text=well_formed(message.content or ""),
             model=resp.model or model,
             prompt_tokens=getattr(usage, "prompt_tokens", None) if usage else None,
             completion_tokens=getattr(usage, "completion_tokens", None) if usage else None,
@@ -147,6 +148,7 @@ class OpenAICompletionStream:
                         done.finish_reason = choice.finish_reason
                     text = choice.delta.content if choice.delta is not None else None
                     if text:
+                        text = well_formed(text)
                         parts.append(text)
                         done.text = "".join(parts)
                         yield text
