@@ -81,17 +81,21 @@ class Cost:
     fetches: int = 0
     by_stage: dict[str, float] = field(default_factory=dict)
 
-    def add_tokens(self, stage: str, model: str, prompt: int, completion: int, price: tuple[float, float]) -> None:
+    def add_tokens(
+        self, stage: str, model: str, prompt: int, completion: int, price: tuple[float, float], label: str = ""
+    ) -> None:
+        """`label`: the metrics' name for the model (bounded: see _model_label); the response keeps `model`."""
+        label = label or model
         t = self.tokens.setdefault(model, {"prompt": 0, "completion": 0})
         t["prompt"] += prompt
         t["completion"] += completion
         usd = (prompt * price[0] + completion * price[1]) / TOKENS_PER_PRICE_UNIT
         self.usd += usd
         self.by_stage[stage] = self.by_stage.get(stage, 0.0) + usd
-        metrics.TOKENS.labels(model=model, kind="prompt").inc(prompt)
-        metrics.TOKENS.labels(model=model, kind="completion").inc(completion)
+        metrics.TOKENS.labels(model=label, kind="prompt").inc(prompt)
+        metrics.TOKENS.labels(model=label, kind="completion").inc(completion)
         metrics.COST_USD.labels(kind="llm").inc(usd)
-        metrics.LLM_COST_USD.labels(model=model).inc(usd)
+        metrics.LLM_COST_USD.labels(model=label).inc(usd)
 
     def add_search(self, usd: float) -> None:
         self.search_calls += 1
@@ -149,7 +153,14 @@ class RunContext:
             prompt = sum(self.tokens.count(m.get("content") or "") + MESSAGE_OVERHEAD_TOKENS for m in messages)
         if out is None and self.tokens is not None:
             out = self.tokens.count(completion.text)
-        self.cost.add_tokens(stage, completion.model, prompt or 0, out or 0, self.price_of(completion.model))
+        self.cost.add_tokens(
+            stage,
+            completion.model,
+            prompt or 0,
+            out or 0,
+            self.price_of(completion.model),
+            label=_model_label(self.settings, completion.model),
+        )
 
     def price_of(self, model: str) -> tuple[float, float]:
         prices = self.settings.llm_prices
@@ -175,6 +186,18 @@ class RunContext:
             dt = time.perf_counter() - t0
             self.timings_ms[name] = round(self.timings_ms.get(name, 0.0) + dt * MS_PER_S, TIMING_DIGITS)
             metrics.STAGE_SECONDS.labels(stage=name).observe(dt)
+
+
+def _model_label(settings: Settings, model: str) -> str:
+    """A metric label for the model an upstream named: a configured or priced model name (the longest
+    that is a prefix of it: "gpt-4o-2024-08-06" is "gpt-4o"), else "other" — an upstream must not be
+    able to grow the metrics' label sets."""
+    known = [settings.composer_model, settings.planner_model, settings.judge_model, settings.llm_fallback_model]
+    best = ""
+    for name in [*known, *settings.llm_prices]:
+        if name and model.startswith(name) and len(name) > len(best):
+            best = name
+    return best or "other"
 
 
 def _price_by_prefix(prices: dict[str, tuple[float, float]], model: str) -> tuple[float, float]:

@@ -3,6 +3,8 @@ malformed search-result URLs, integers past 64 bits, input limits, trace ownersh
 
 from __future__ import annotations
 
+import json
+
 import httpx
 import pytest
 
@@ -336,3 +338,57 @@ def test_an_unpaired_surrogate_from_the_model_keeps_its_answer(searxng, web, llm
     assert r.status_code == 200, r.text
     # The model's answer is kept (before, its text failed downstream and the extractive fallback answered).
     assert r.json()["grounding"]["composer"].startswith("llm:"), r.json()["grounding"]["composer"]
+
+
+def _completion(content, *, usage=None, finish="stop", model="gpt-4o") -> str:
+    return json.dumps(
+        {
+            "id": "chatcmpl-x",
+            "object": "chat.completion",
+            "created": 1,
+            "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}],
+            "usage": usage,
+        }
+    )
+
+
+ANSWER = "Acme Cloud Pro costs $30 per month [S1]."
+# What OpenAI-compatible servers send besides the SDK's types: before, each of these was a 500.
+ODD_COMPLETIONS = {
+    "content as a list of parts": (_completion([{"type": "text", "text": ANSWER}]), "llm:"),
+    "negative and huge usage": (
+        _completion(ANSWER, usage={"prompt_tokens": -5, "completion_tokens": 10**12, "total_tokens": "x"}),
+        "llm:",
+    ),
+    "usage as strings": (_completion(ANSWER, usage={"prompt_tokens": "10", "completion_tokens": None}), "llm:"),
+    "content a number": (_completion(42), "extractive:fallback"),  # malformed: a technical error, then the fallback
+}
+
+
+@pytest.mark.parametrize("name", list(ODD_COMPLETIONS))
+def test_odd_but_parseable_completions_are_not_a_500(searxng, web, llm, service_factory, name):
+    from tests.api.helpers import planner_or
+
+    raw, composer = ODD_COMPLETIONS[name]
+    searxng.set_default(_acme_results(web))
+    llm.default = planner_or({"raw": raw})
+    svc = _svc(searxng, web, service_factory, **llm.settings_overrides())
+    r = httpx.post(svc.url + "/v1/grounded-answers", json=chat(QUESTION), timeout=30)
+    assert r.status_code == 200, r.text
+    g = r.json()["grounding"]
+    assert g["composer"].startswith(composer), g["composer"]
+    assert all(v >= 0 for t in g["cost"]["tokens"].values() for v in t.values())
+
+
+def test_an_upstreams_model_names_cannot_grow_the_metric_labels(searxng, web, llm, service_factory):
+    from tests.api.helpers import planner_or
+
+    searxng.set_default(_acme_results(web))
+    llm.default = planner_or({"raw": _completion(ANSWER, model="made-up-model-7f3a")})
+    svc = _svc(searxng, web, service_factory, **llm.settings_overrides())
+    r = httpx.post(svc.url + "/v1/grounded-answers", json=chat(QUESTION), timeout=30)
+    assert r.status_code == 200 and "made-up-model-7f3a" in r.json()["grounding"]["cost"]["tokens"]
+    exposition = httpx.get(svc.url + "/metrics", timeout=10).text
+    assert "made-up-model-7f3a" not in exposition
+    assert 'model="other"' in exposition

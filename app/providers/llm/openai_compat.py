@@ -73,11 +73,11 @@ class OpenAICompatibleChatModel:
             raise ProviderTechnicalError("LLM upstream sent a malformed response (no message)", provider=PROVIDER)
         usage = resp.usage
         return Completion(
-            text=well_formed(message.content or ""),
-            model=resp.model or model,
-            prompt_tokens=getattr(usage, "prompt_tokens", None) if usage else None,
-            completion_tokens=getattr(usage, "completion_tokens", None) if usage else None,
-            finish_reason=getattr(choice, "finish_reason", None) or "stop",
+            text=message_text(getattr(message, "content", None)),
+            model=_model_name(resp.model, model),
+            prompt_tokens=token_count(getattr(usage, "prompt_tokens", None)),
+            completion_tokens=token_count(getattr(usage, "completion_tokens", None)),
+            finish_reason=_finish_reason(getattr(choice, "finish_reason", None)),
         )
 
     async def stream(
@@ -123,6 +123,39 @@ def upstream_error(exc: BaseException, model: str) -> ProviderTechnicalError | P
     return ProviderTechnicalError("LLM upstream sent invalid JSON", provider=PROVIDER)
 
 
+# What an OpenAI-compatible server sends is checked where it enters: servers differ (content as a
+# list of parts), and a broken one must cost a retry or a fallback, never a 500 further down.
+MAX_TOKEN_COUNT = 10**9  # usage beyond this is not a count (booked as our own count instead)
+MAX_NAME_CHARS = 200  # a model name or finish reason longer than this is not one
+
+
+def message_text(content: object) -> str:
+    """A message's text: a string, or the text parts of a list of parts; anything else is malformed."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return well_formed(content)
+    if isinstance(content, list):
+        texts = [p.get("text") if isinstance(p, dict) else getattr(p, "text", None) for p in content]
+        return well_formed("".join(t for t in texts if isinstance(t, str)))
+    raise ProviderTechnicalError("LLM upstream sent a malformed response (content is not text)", provider=PROVIDER)
+
+
+def token_count(value: object) -> int | None:
+    """A usage count when it is one (a non-negative integer), else None: counted with tiktoken."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKEN_COUNT:
+        return value
+    return None
+
+
+def _model_name(value: object, requested: str) -> str:
+    return value if isinstance(value, str) and 0 < len(value) <= MAX_NAME_CHARS else requested
+
+
+def _finish_reason(value: object) -> str:
+    return well_formed(value) if isinstance(value, str) and 0 < len(value) <= MAX_NAME_CHARS else "stop"
+
+
 class OpenAICompletionStream:
     """The SDK's chunk stream as text deltas; `completion` is complete once the deltas end."""
 
@@ -139,16 +172,15 @@ class OpenAICompletionStream:
         try:
             async for chunk in self._raw:
                 if chunk.model:
-                    done.model = chunk.model
+                    done.model = _model_name(chunk.model, done.model)
                 if chunk.usage is not None:
-                    done.prompt_tokens = chunk.usage.prompt_tokens
-                    done.completion_tokens = chunk.usage.completion_tokens
+                    done.prompt_tokens = token_count(getattr(chunk.usage, "prompt_tokens", None))
+                    done.completion_tokens = token_count(getattr(chunk.usage, "completion_tokens", None))
                 for choice in chunk.choices or []:
                     if choice.finish_reason:
-                        done.finish_reason = choice.finish_reason
-                    text = choice.delta.content if choice.delta is not None else None
+                        done.finish_reason = _finish_reason(choice.finish_reason)
+                    text = message_text(choice.delta.content) if choice.delta is not None else ""
                     if text:
-                        text = well_formed(text)
                         parts.append(text)
                         done.text = "".join(parts)
                         yield text
