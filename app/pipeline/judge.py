@@ -4,7 +4,6 @@ settle. The model proposes a verdict; code keeps the lexical one when the judge 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import re
 
@@ -13,7 +12,7 @@ from app.domain.types import Claim, Evidence
 from app.errors import UpstreamError
 from app.pipeline.context import RunContext
 from app.pipeline.verify import MAX_QUOTE_CHARS
-from app.providers.llm.base import ChatModel
+from app.providers.llm.base import ChatModel, parse_model_json
 
 log = logging.getLogger(__name__)
 MAX_JUDGED = 6  # per answer: the judge is a tie-breaker, not a second composer
@@ -71,7 +70,7 @@ async def _judge(claim: Claim, spans: list[Evidence], llm, model: str, ctx: RunC
     ctx.charge_llm("verify", completion, messages)
     try:
         m = re.search(r"\{.*\}", completion.text, re.S)
-        verdict = json.loads(m.group(0) if m else completion.text)
+        verdict = parse_model_json(m.group(0) if m else completion.text)
         supported = verdict["supported"]
         if not isinstance(supported, bool):
             return None

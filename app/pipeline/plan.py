@@ -7,7 +7,6 @@ window). Without one — or when the model fails twice — the heuristic planner
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections.abc import Sequence
@@ -22,7 +21,7 @@ from app.language.text import YEAR as _YEAR
 from app.language.time import default_window
 from app.pipeline.context import RunContext
 from app.pipeline.route import is_time_sensitive
-from app.providers.llm.base import ChatModel
+from app.providers.llm.base import ChatModel, parse_model_json
 
 MAX_QUERIES = 4  # the API's max_queries ceiling: more queries cost more than they find
 MIN_QUERY_CHARS = 3  # shorter planner output is noise, not a query
@@ -233,7 +232,7 @@ async def llm_plan(
         metrics.UPSTREAM_CALLS.labels(kind="llm", provider="openai", outcome="ok").inc()
         ctx.charge_llm("plan", completion, messages)
         try:
-            data = json.loads(_json_block(completion.text))
+            data = parse_model_json(_json_block(completion.text))
             if not isinstance(data, dict):
                 raise ValueError("not an object")
         except ValueError:

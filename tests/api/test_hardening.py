@@ -392,3 +392,19 @@ def test_an_upstreams_model_names_cannot_grow_the_metric_labels(searxng, web, ll
     exposition = httpx.get(svc.url + "/metrics", timeout=10).text
     assert "made-up-model-7f3a" not in exposition
     assert 'model="other"' in exposition
+
+
+def test_an_unpaired_surrogate_inside_the_planners_json_is_not_a_500(searxng, web, llm, service_factory):
+    """The plan is JSON inside the model's text: its "\\ud800" appears only once the plan is parsed."""
+    searxng.set_default(_acme_results(web))
+
+    def reply(body):
+        if "You plan web searches" in body["messages"][0]["content"]:
+            return '{"needs_search": true, "queries": ["acme cloud \\ud800 pro price"], "freshness_days": 30}'
+        return ANSWER
+
+    llm.default = reply
+    svc = _svc(searxng, web, service_factory, **llm.settings_overrides())
+    r = httpx.post(svc.url + "/v1/grounded-answers", json=chat(QUESTION), timeout=30)
+    assert r.status_code == 200, r.text
+    assert any("?" in q for q in r.json()["grounding"]["queries"]), r.json()["grounding"]["queries"]
