@@ -24,15 +24,14 @@ _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
 
 
 def well_formed(text: str) -> str:
-    """The text with unpaired surrogates replaced by "?": JSON may carry "\\ud800", which no UTF-8
+    """The text with unpaired surrogates replaced by U+FFFD: JSON may carry "\\ud800", which no UTF-8
     encoder (orjson, redis, httpx) accepts. Upstream text is passed through this where it enters."""
     if text.isascii():
         return text
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "replace").decode("utf-8")
-    return text
+    return _SURROGATE.sub("\ufffd", text)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")  # a str holds no valid pairs: any surrogate is unpaired
 
 
 def words(text: str) -> list[str]:

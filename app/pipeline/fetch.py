@@ -21,6 +21,7 @@ from app.cache.singleflight import SingleFlight
 from app.domain.types import Document, FetchedPage, FetchReason, PageDates, SearchHit, TextBlock, content_digest
 from app.extract.text_clean import content_hash
 from app.fetch.base import Fetcher
+from app.language.text import well_formed
 from app.pipeline.conflicts import asked_attribute, values_in
 from app.pipeline.context import MS_PER_S, TIMING_DIGITS, RunContext
 from app.pipeline.extract import extract_page
@@ -133,9 +134,9 @@ async def _extract_held(
 
 
 def _held_body(hit: SearchHit) -> bytes:
-    # JSON may carry an unpaired surrogate ("\ud800"), which strict UTF-8 cannot encode: it becomes
-    # "?" (the memo's content_digest names the text as given, with surrogatepass).
-    return (hit.raw_content or "").encode("utf-8", "replace")
+    # JSON may carry an unpaired surrogate ("\ud800"), which strict UTF-8 cannot encode (the memo's
+    # content_digest names the text as given, with surrogatepass).
+    return well_formed(hit.raw_content or "").encode("utf-8")
 
 
 async def _extract(page: FetchedPage, hit: SearchHit, rank: int, ctx: RunContext) -> Document | None:
