@@ -19,7 +19,8 @@ _WORD = re.compile(r"[A-Za-z0-9$€£]+(?:[.,'’-][A-Za-z0-9]+)*")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9$€£])")
 # A piece ending in one of these was cut at an abbreviation ("Sentencing is scheduled for Feb. 14."):
-# the reader must see the whole sentence, as the service's own splitter does.
+# the reader must see the whole sentence, as the service's own splitter does (the same list as
+# app/language/text._ABBREV: initials and "U.S." join too, also where they end a real sentence).
 _ABBREVIATION_END = re.compile(
     r"\b(?:Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|No|vs|e\.g|i\.e|U\.S|[A-Z])\.$"
 )

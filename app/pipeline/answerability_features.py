@@ -230,9 +230,13 @@ def api_entry(line: str) -> str:
     """The API name a reference-documentation entry line introduces, or "" ("Path.rglob(pattern)")."""
     stripped = line.strip()
     m = _SIGNATURE.match(stripped)
-    if m and ("." in m.group(1) or "(" in m.group(1) or stripped.endswith("¶")):
+    # A dotted name ("re.IGNORECASE"), a call or a pilcrow: not "Note." or "1." (a word and its full stop).
+    if m and (_DOTTED_NAME.search(m.group(1)) or "(" in m.group(1) or stripped.endswith("¶")):
         return m.group(1)
     return ""
+
+
+_DOTTED_NAME = re.compile(r"\w\.\w")
 
 
 def sentences_with_leads(text: str) -> list[tuple[str, str, int]]:

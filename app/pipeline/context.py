@@ -82,10 +82,9 @@ class Cost:
     by_stage: dict[str, float] = field(default_factory=dict)
 
     def add_tokens(
-        self, stage: str, model: str, prompt: int, completion: int, price: tuple[float, float], label: str = ""
+        self, stage: str, model: str, prompt: int, completion: int, price: tuple[float, float], *, label: str
     ) -> None:
         """`label`: the metrics' name for the model (bounded: see _model_label); the response keeps `model`."""
-        label = label or model
         t = self.tokens.setdefault(model, {"prompt": 0, "completion": 0})
         t["prompt"] += prompt
         t["completion"] += completion

@@ -220,7 +220,8 @@ class Releaser:
 
     def releasable(self) -> list[str]:
         """The held sentences that may leave now (in order), as wire pieces."""
-        if self.capped or not self.kept_factual or not answer_states_kind(self.asked, self.kept_factual):
+        # A model's stream: the asked kind is checked as settle checks a model's answer.
+        if self.capped or not self.kept_factual or not answer_states_kind(self.asked, self.kept_factual, by_model=True):
             return []
         mode, floor = self.ctx.options.verification, self.ctx.settings.min_groundedness
         if mode != "off" and self.supported < floor * self.factual:

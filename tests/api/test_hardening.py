@@ -356,7 +356,10 @@ def _completion(content, *, usage=None, finish="stop", model="gpt-4o") -> str:
 ANSWER = "Acme Cloud Pro costs $30 per month [S1]."
 # What OpenAI-compatible servers send besides the SDK's types: before, each of these was a 500.
 ODD_COMPLETIONS = {
-    "content as a list of parts": (_completion([{"type": "text", "text": ANSWER}]), "llm:"),
+    "content as a list of parts": (
+        _completion([{"type": "reasoning", "text": "The user wants a price. "}, {"type": "text", "text": ANSWER}]),
+        "llm:",
+    ),
     "negative and huge usage": (
         _completion(ANSWER, usage={"prompt_tokens": -5, "completion_tokens": 10**12, "total_tokens": "x"}),
         "llm:",
@@ -379,6 +382,7 @@ def test_odd_but_parseable_completions_are_not_a_500(searxng, web, llm, service_
     g = r.json()["grounding"]
     assert g["composer"].startswith(composer), g["composer"]
     assert all(v >= 0 for t in g["cost"]["tokens"].values() for v in t.values())
+    assert "The user wants" not in r.json()["choices"][0]["message"]["content"]  # a reasoning part is not the answer
 
 
 def test_an_upstreams_model_names_cannot_grow_the_metric_labels(searxng, web, llm, service_factory):

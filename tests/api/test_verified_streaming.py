@@ -13,6 +13,8 @@ import httpx
 import pytest
 
 from app.pipeline.stream import complete_prefix
+from simulators.searxng import searx_result
+from tests.api.helpers import TODAY as TODAY_STREAM
 from tests.api.helpers import chat, planner_or, publish_acme
 from tests.api.test_openapi_contract import Contract, chunk_schema
 
@@ -268,3 +270,30 @@ def test_the_responses_stream_reads_the_same_verified_sentences(searxng, web, ll
     contract = Contract(httpx.get(svc.url + "/openapi.json", timeout=30).json())
     for i, event in enumerate(events):
         contract.validate(chunk_schema("/v1/responses"), event, f"Responses event {i} ({event['type']})")
+
+
+def test_a_models_count_streams_without_the_questions_noun(searxng, web, llm, service_factory):
+    """The stream checks the asked kind as settle checks a model's answer: "1,200 companies" answers
+    "how many customers" (before, nothing left until the model had finished)."""
+    story = [
+        "Acme Cloud says 1,200 companies now use its Pro plan, up from 800 companies a year ago.",
+        "The Pro plan includes unlimited projects and priority support for every workspace.",
+        "Existing customers keep their current price until their next renewal date.",
+    ]
+    urls = [
+        web.site(name).add_article(f"/acme-users-{i}", "Acme Cloud Pro users", story, published=TODAY_STREAM)
+        for i, name in enumerate(("news-a.test", "blog-b.test"))
+    ]
+    searxng.set_default([searx_result(u, "Acme Cloud Pro users", "Acme Cloud Pro plan users") for u in urls])
+    answer = " ".join(s.rstrip(".") + " [S1]." for s in story)  # the two copies are one source
+    _script(llm, answer)
+    svc = service_factory(**searxng.settings_overrides(), **web.settings_overrides(), **llm.settings_overrides())
+    seen: list[bool] = []
+    events = _events(
+        svc,
+        chat("How many customers does the Acme Cloud Pro plan have?", cache="bypass", min_sources=1),
+        lambda _chunk: seen.append(llm.streams[-1].finished),
+    )
+    assert _final(events)["grounding"]["status"] == "grounded", _final(events)["grounding"].get("abstention")
+    assert "1,200 companies" in _content(events)
+    assert seen and not seen[0], "the first sentence waited for the model to finish"

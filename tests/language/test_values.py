@@ -104,6 +104,7 @@ def approx(rows: list[tuple]) -> list[tuple]:
         ("Node.js 18.17.1 fixes a flaw.", [("version", None, "18.17.1")]),
         ("The mass could be reduced by a third.", [("percent", 33.33, "%")]),
         ("Costs were cut by half, sales by two-thirds.", [("percent", 50, "%"), ("percent", 66.67, "%")]),
+        ("By a third, costs fell; sales fell by two thirds.", [("percent", 33.33, "%"), ("percent", 66.67, "%")]),
     ],
 )
 def test_forms(text, expected):
@@ -134,6 +135,9 @@ def test_forms(text, expected):
         "Take-Two Interactive makes games.",
         "The law is in § 68 SGB V.",
         "More than half of the districts closed; pupils were grouped by thirds.",
+        "It was checked by a third party and by a third-party auditor.",
+        "They will arrive by half past five, or by a quarter of an hour later.",
+        "The bank cut rates by half a percentage point, then by a half-point.",
     ],
 )
 def test_traps_hold_no_value(text):

@@ -98,16 +98,22 @@ def _versions_in_context(text: str, items: list[Item]) -> None:
                 i.kind, i.unit, i.amount = "version", text[i.start : i.end], None
 
 
-# A relative change written as a fraction: "reduced by a third", "cut by half", "by two-thirds".
+# A relative change written as a fraction: "reduced by a third", "cut by half", "by two-thirds" — not
+# "by a third party", "by half a percentage point", "by a half-point", "by half past five", "by a
+# quarter of an hour".
 _FRACTION_CHANGE = re.compile(
-    r"\bby\s+(?:(?P<n>a|one|two|three|four)[\s-]+)?(?P<d>half|thirds?|quarters?|fifths?|tenths?)\b", re.I
+    r"\bby\s+(?:(?P<n>a|one|two|three|four)[\s-]+)?(?P<d>half|thirds?|quarters?|fifths?|tenths?)\b"
+    r"(?![\s-]*(?:part(?:y|ies)|past|of|an?|point|percent|percentage|hour|mile)\b)",
+    re.I,
 )
 _NUMERATORS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4}
 _DENOMINATORS = {"half": 2, "third": 3, "quarter": 4, "fifth": 5, "tenth": 10}
 
 
-def _fraction_changes(text: str, taken: list[Value]) -> list[Value]:
+def _fraction_changes(text: str) -> list[Value]:
     """ "by a third" -> a share of 33.3 %: the answer to "By how much did it shrink?"."""
+    if "by" not in text and "By" not in text and "BY" not in text:
+        return []
     out = []
     for m in _FRACTION_CHANGE.finditer(text):
         d = m["d"].lower().rstrip("s")
@@ -115,8 +121,6 @@ def _fraction_changes(text: str, taken: list[Value]) -> list[Value]:
         if d != "half" and not m["n"] or n >= _DENOMINATORS[d]:
             continue  # "by thirds" is no amount; "by four quarters" no share
         start = m.start("n") if m["n"] else m.start("d")
-        if any(v.start < m.end() and start < v.end for v in taken):
-            continue
         out.append(Value("percent", round(100 * n / _DENOMINATORS[d], 2), "%", text[start : m.end()], start, m.end()))
     return out
 
@@ -127,23 +131,26 @@ def find_values(text: str, kinds: Iterable[str] | None = None) -> list[Value]:
     wanted = _DEFAULT_KINDS if kinds is None else frozenset(kinds)
     if not text:
         return []
+    fractions = _fraction_changes(text) if "percent" in wanted else []
     items = scan(text)
     if not items:
-        return _fraction_changes(text, []) if "percent" in wanted and "by" in text else []
+        return fractions
     if len(items) > 1:
         _link_ranges(text, items)
     _versions_in_context(text, items)
     out: list[Value] = []
     for i in items:
         kind = i.kind
+        if fractions and any(f.start < i.end and i.start < f.end for f in fractions):
+            continue  # "two" of "by two thirds" is the fraction's numerator, not a count
         if kind == "bare":
             if i.weak or i.after_name:
                 continue
             kind = "number"
         if kind in wanted:
             out.append(Value(kind, i.amount, i.unit, text[i.start : i.end], i.start, i.end))
-    if "percent" in wanted and "by" in text:
-        out = sorted(out + _fraction_changes(text, out), key=lambda v: v.start)
+    if fractions:
+        out = sorted(out + fractions, key=lambda v: v.start)
     return out
 
 

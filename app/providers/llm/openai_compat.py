@@ -127,6 +127,7 @@ def upstream_error(exc: BaseException, model: str) -> ProviderTechnicalError | P
 # list of parts), and a broken one must cost a retry or a fallback, never a 500 further down.
 MAX_TOKEN_COUNT = 10**9  # usage beyond this is not a count (booked as our own count instead)
 MAX_NAME_CHARS = 200  # a model name or finish reason longer than this is not one
+_TEXT_PARTS = (None, "text", "output_text")  # content part types that hold the answer's text
 
 
 def message_text(content: object) -> str:
@@ -136,8 +137,14 @@ def message_text(content: object) -> str:
     if isinstance(content, str):
         return well_formed(content)
     if isinstance(content, list):
-        texts = [p.get("text") if isinstance(p, dict) else getattr(p, "text", None) for p in content]
-        return well_formed("".join(t for t in texts if isinstance(t, str)))
+        # Text parts only: a server's "reasoning" or "refusal" part is not the answer.
+        texts = []
+        for part in content:
+            kind = part.get("type") if isinstance(part, dict) else getattr(part, "type", None)
+            text = part.get("text") if isinstance(part, dict) else getattr(part, "text", None)
+            if kind in _TEXT_PARTS and isinstance(text, str):
+                texts.append(text)
+        return well_formed("".join(texts))
     raise ProviderTechnicalError("LLM upstream sent a malformed response (content is not text)", provider=PROVIDER)
 
 
@@ -149,7 +156,7 @@ def token_count(value: object) -> int | None:
 
 
 def _model_name(value: object, requested: str) -> str:
-    return value if isinstance(value, str) and 0 < len(value) <= MAX_NAME_CHARS else requested
+    return well_formed(value) if isinstance(value, str) and 0 < len(value) <= MAX_NAME_CHARS else requested
 
 
 def _finish_reason(value: object) -> str:
@@ -177,9 +184,11 @@ class OpenAICompletionStream:
                     done.prompt_tokens = token_count(getattr(chunk.usage, "prompt_tokens", None))
                     done.completion_tokens = token_count(getattr(chunk.usage, "completion_tokens", None))
                 for choice in chunk.choices or []:
-                    if choice.finish_reason:
-                        done.finish_reason = _finish_reason(choice.finish_reason)
-                    text = message_text(choice.delta.content) if choice.delta is not None else ""
+                    finish = getattr(choice, "finish_reason", None)
+                    if finish:
+                        done.finish_reason = _finish_reason(finish)
+                    delta = getattr(choice, "delta", None)
+                    text = message_text(getattr(delta, "content", None)) if delta is not None else ""
                     if text:
                         parts.append(text)
                         done.text = "".join(parts)
