@@ -152,12 +152,17 @@ class RunContext:
             prompt = sum(self.tokens.count(m.get("content") or "") + MESSAGE_OVERHEAD_TOKENS for m in messages)
         if out is None and self.tokens is not None:
             out = self.tokens.count(completion.text)
+        # Booked at the price of the model asked for when it has one: an upstream that names a cheaper
+        # model in its reply cannot shrink the request's booked cost (max_cost_usd, quotas).
+        price = self.price_of(completion.requested) if completion.requested else (0.0, 0.0)
+        if price == (0.0, 0.0):
+            price = self.price_of(completion.model)
         self.cost.add_tokens(
             stage,
             completion.model,
             prompt or 0,
             out or 0,
-            self.price_of(completion.model),
+            price,
             label=_model_label(self.settings, completion.model),
         )
 

@@ -412,3 +412,21 @@ def test_an_unpaired_surrogate_inside_the_planners_json_is_not_a_500(searxng, we
     r = httpx.post(svc.url + "/v1/grounded-answers", json=chat(QUESTION), timeout=30)
     assert r.status_code == 200, r.text
     assert any("\ufffd" in q for q in r.json()["grounding"]["queries"]), r.json()["grounding"]["queries"]
+
+
+def test_a_reply_naming_a_cheaper_model_is_booked_at_the_price_asked_for(searxng, web, llm, service_factory):
+    """The composer asked gpt-4o; an upstream that names gpt-4o-mini in its reply cannot shrink the
+    booked cost (max_cost_usd, spend budgets)."""
+    from app.pipeline.context import TOKENS_PER_PRICE_UNIT
+    from tests.api.helpers import planner_or
+
+    searxng.set_default(_acme_results(web))
+    usage = {"prompt_tokens": 1000, "completion_tokens": 100, "total_tokens": 1100}
+    llm.default = planner_or({"raw": _completion(ANSWER, usage=usage, model="gpt-4o-mini")})
+    svc = _svc(searxng, web, service_factory, **llm.settings_overrides())
+    r = httpx.post(svc.url + "/v1/grounded-answers", json=chat(QUESTION), timeout=30)
+    g = r.json()["grounding"]
+    assert g["composer"] == "llm:gpt-4o-mini"
+    gpt_4o = svc.settings.llm_prices["gpt-4o"]
+    expected = (1000 * gpt_4o[0] + 100 * gpt_4o[1]) / TOKENS_PER_PRICE_UNIT
+    assert abs(g["cost"]["by_stage_usd"]["compose"] - expected) < 1e-9, g["cost"]

@@ -20,6 +20,7 @@ class Completion:
     prompt_tokens: int | None = None  # None when the upstream sent no usage
     completion_tokens: int | None = None
     finish_reason: str = "stop"
+    requested: str = ""  # the model the call asked for (what the cost is booked at when it has a price)
 
 
 class CompletionStream(Protocol):

@@ -78,6 +78,7 @@ class OpenAICompatibleChatModel:
             prompt_tokens=token_count(getattr(usage, "prompt_tokens", None)),
             completion_tokens=token_count(getattr(usage, "completion_tokens", None)),
             finish_reason=_finish_reason(getattr(choice, "finish_reason", None)),
+            requested=model,
         )
 
     async def stream(
@@ -168,7 +169,7 @@ class OpenAICompletionStream:
 
     def __init__(self, raw: openai.AsyncStream[ChatCompletionChunk], model: str):
         self._raw = raw
-        self.completion = Completion(text="", model=model)
+        self.completion = Completion(text="", model=model, requested=model)
 
     def __aiter__(self) -> AsyncIterator[str]:
         return self._deltas()
