@@ -430,3 +430,29 @@ def test_a_reply_naming_a_cheaper_model_is_booked_at_the_price_asked_for(searxng
     gpt_4o = svc.settings.llm_prices["gpt-4o"]
     expected = (1000 * gpt_4o[0] + 100 * gpt_4o[1]) / TOKENS_PER_PRICE_UNIT
     assert abs(g["cost"]["by_stage_usd"]["compose"] - expected) < 1e-9, g["cost"]
+
+
+def test_an_article_after_a_megabyte_of_inline_script_and_css_is_read(searxng, web, service_factory):
+    """Two of the 181 benchmark news pages put over 1 MB of inline JavaScript and CSS before the
+    article; the extraction bound cut them off and they came out empty (`empty_extraction`)."""
+    head = (
+        "<html><head><title>Acme Cloud Pro price</title><script>"
+        + "window.cfg = {a: 1};" * 60_000
+        + "</script><style>"
+        + ".nav-item{color:red}" * 25_000
+        + '</style><script type="application/ld+json">{"@type": "NewsArticle", "datePublished": "'
+        + TODAY.isoformat()
+        + '"}</script></head><body><article><h1>Acme Cloud Pro price</h1>'
+    )
+    body = "".join(f"<p>{p}</p>" for p in ACME_REPORTS[0]) + "</article></body></html>"
+    site = web.site("news-0.test")
+    url = site.add_page("/acme-heavy", head + body)
+    assert len(head) > 1_000_000
+    searxng.set_default([searx_result(url, "Acme Cloud Pro", "Acme Cloud Pro plan price")])
+    svc = _svc(searxng, web, service_factory)
+    r = httpx.post(svc.url + "/v1/grounded-answers", json=chat(QUESTION, min_sources=1), timeout=30)
+    g = r.json()["grounding"]
+    assert [f["outcome"] for f in g["fetches"]] == ["ok"], g["fetches"]
+    assert g["status"] == "grounded", g.get("abstention")
+    assert "$30" in r.json()["choices"][0]["message"]["content"]
+    assert g["sources"][0]["date_source"] == "json-ld"  # the JSON-LD past the first megabyte is read too
