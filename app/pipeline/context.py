@@ -154,9 +154,8 @@ class RunContext:
             out = self.tokens.count(completion.text)
         # Booked at the price of the model asked for when it has one: an upstream that names a cheaper
         # model in its reply cannot shrink the request's booked cost (max_cost_usd, quotas).
-        price = self.price_of(completion.requested) if completion.requested else (0.0, 0.0)
-        if price == (0.0, 0.0):
-            price = self.price_of(completion.model)
+        asked = completion.requested
+        price = self.price_of(asked if asked and _priced(self.settings.llm_prices, asked) else completion.model)
         self.cost.add_tokens(
             stage,
             completion.model,
@@ -202,6 +201,11 @@ def _model_label(settings: Settings, model: str) -> str:
         if name and model.startswith(name) and len(name) > len(best):
             best = name
     return best or "other"
+
+
+def _priced(prices: dict[str, tuple[float, float]], model: str) -> bool:
+    """Has the model a configured price, itself or by a prefix (a price of 0 is a price: a local model)?"""
+    return model in prices or any(model.startswith(name) for name in prices)
 
 
 def _price_by_prefix(prices: dict[str, tuple[float, float]], model: str) -> tuple[float, float]:

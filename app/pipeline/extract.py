@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from app.domain.types import Document, FetchedPage, FetchReason, PageDates, SearchHit, TextBlock
 from app.extract.dates import find_page_dates
 from app.extract.fallback import extract_with_fallback
@@ -13,13 +15,12 @@ MIN_TEXT_CHARS = 200
 # Bounds on CPU per page: main text of a huge page is near its top, and dates sit in the head,
 # the byline or the first screen. Beyond these sizes the cost grows while the answer does not.
 # A page over the bound is cut by its markup, not its scripts and stylesheets: news pages put 1 MB
-# of inline JavaScript and CSS before the article (2 of the 181 benchmark pages came out empty). Script
-# contents are dropped (JSON-LD, which holds dates, is kept); stylesheets are kept (hidden-text rules)
-# but not counted: their parse is bounded on its own (app/extract/hidden.py).
+# of inline JavaScript and CSS before the article (2 of the 181 benchmark pages came out empty).
+# Scripts are dropped whole (JSON-LD, which holds dates, is kept); stylesheets and JSON-LD are kept
+# outside the markup count up to a budget of their own (the same size: CSS costs the hidden-text
+# check, app/extract/hidden.py), past which they count as markup.
 EXTRACT_MAX_BYTES = 1_000_000
 DATES_MAX_CHARS = 200_000
-
-
 _NAME_ENDS = frozenset(b" \t\n\r\f/>")
 
 
@@ -32,22 +33,39 @@ def _element_start(low: bytes, opener: bytes, pos: int) -> int:
     return len(low)
 
 
+def _tag_end(low: bytes, start: int) -> int:
+    """The ">" closing the tag at `start`, outside quoted attribute values; -1 if none."""
+    m = _TAG_REST.match(low, start + 1)
+    return m.end() - 1 if m else -1
+
+
+# The rest of a tag up to its ">": runs of other bytes and whole quoted values. Possessive, so a tag
+# that never closes fails in one linear pass instead of backtracking.
+_TAG_REST = re.compile(rb"""(?:[^>"']++|"[^"]*+"|'[^']*+')*+>""")
+
+
 def bounded_markup(body: bytes, limit: int = EXTRACT_MAX_BYTES) -> bytes:
-    """`body` with at most `limit` bytes of markup outside <script> and <style> elements. One linear
-    pass; an element ends at the first "</script" / "</style", as in HTML parsing."""
+    """`body` with at most `limit` bytes of markup outside <script> and <style> elements, and at most
+    `limit` more of stylesheets and JSON-LD. One linear pass: comments are markup (a "<script" inside
+    one starts nothing), a tag ends at a ">" outside quotes, an element at its first "</script" or
+    "</style" (as in HTML parsing)."""
     if len(body) <= limit:
         return body
     low = body.lower()
     out: list[bytes] = []
     pos = counted = 0
+    spare = limit  # stylesheets and JSON-LD kept outside the markup count
     # The next of each kind, looked up again only once passed: each find moves forward (linear).
-    next_script, next_style = _element_start(low, b"<script", 0), _element_start(low, b"<style", 0)
+    nxt = {b"<script": -1, b"<style": -1, b"<!--": -1}
     while True:
-        if next_script < pos:
-            next_script = _element_start(low, b"<script", pos)
-        if next_style < pos:
-            next_style = _element_start(low, b"<style", pos)
-        start = min(next_script, next_style)
+        for opener, at in nxt.items():
+            if at < pos:
+                nxt[opener] = (
+                    _element_start(low, opener, pos)
+                    if opener != b"<!--"
+                    else (i if (i := low.find(opener, pos)) >= 0 else len(low))
+                )
+        start = min(nxt.values())
         if counted + (start - pos) >= limit:
             out.append(body[pos : pos + limit - counted])
             break
@@ -55,15 +73,38 @@ def bounded_markup(body: bytes, limit: int = EXTRACT_MAX_BYTES) -> bytes:
         counted += start - pos
         if start == len(body):
             break
-        is_script = low.startswith(b"<script", start)
-        tag_end = low.find(b">", start)
+        if start == nxt[b"<!--"]:
+            end = low.find(b"-->", start + 4)
+            end = len(body) if end < 0 else end + 3
+            take = min(end - start, limit - counted)
+            out.append(body[start : start + take])
+            counted += take
+            if take < end - start:
+                break
+            pos = end
+            continue
+        is_script = start == nxt[b"<script"]
+        tag_end = _tag_end(low, start)
         close = low.find(b"</script" if is_script else b"</style", tag_end) if tag_end >= 0 else -1
         if close < 0:
             out.append(body[start : start + limit - counted])  # unclosed: the rest is its text
             break
-        keep_to = close if not is_script or b"ld+json" in low[start:tag_end] else tag_end + 1
-        out.append(body[start:keep_to])
-        pos = close
+        close_end = _tag_end(low, close)
+        end = len(body) if close_end < 0 else close_end + 1
+        if is_script and b"ld+json" not in low[start:tag_end]:
+            pos = end  # dropped whole: the text extractor and the date finder never read it
+            continue
+        if end - start <= spare:
+            out.append(body[start:end])
+            spare -= end - start
+            pos = end
+            continue
+        take = min(end - start, limit - counted)  # past its budget, a stylesheet counts as markup
+        out.append(body[start : start + take])
+        counted += take
+        if take < end - start:
+            break
+        pos = end
     return b"".join(out)
 
 

@@ -14,11 +14,28 @@ def test_a_page_under_the_bound_is_untouched():
 
 def test_an_article_after_a_megabyte_of_script_and_style_is_kept():
     """News pages put 1 MB of inline JavaScript and CSS before the article (before: cut off, empty)."""
-    head = b"<head><script>" + b"var a=1;" * 80_000 + b"</script><style>" + b".c{color:red}" * 40_000 + b"</style>"
+    head = b"<head><script>" + b"var a=1;" * 80_000 + b"</script><style>" + b".c{color:red}" * 1_000 + b"</style>"
     page = head + b'<script type="application/ld+json">{"datePublished": "2020-04-24"}</script>' + ARTICLE
     cut = bounded_markup(page, limit=20_000)
-    assert ARTICLE in cut  # scripts' contents dropped, stylesheets kept but not counted
-    assert b"var a=1" not in cut and b".c{color:red}" in cut and b"datePublished" in cut
+    assert ARTICLE in cut  # scripts dropped, a stylesheet within its own budget kept but not counted
+    assert b"var a=1" not in cut and b"<script>" not in cut
+    assert b".c{color:red}" in cut and b"datePublished" in cut
+
+
+def test_stylesheets_have_a_budget_of_their_own():
+    """CSS costs the hidden-text check: past `limit` bytes of it, a stylesheet counts as markup."""
+    page = b"<style>" + b".c{color:red}" * 10_000 + b"</style>" + ARTICLE
+    assert ARTICLE not in bounded_markup(page, limit=20_000)
+    assert len(bounded_markup(page, limit=20_000)) == 20_000
+
+
+def test_a_script_inside_a_comment_or_a_quoted_attribute_starts_nothing():
+    filler = b"<p>" + b"filler words here " * 100 + b"</p>"
+    commented = b"<!-- see <script> below -->" + ARTICLE + filler
+    assert ARTICLE in bounded_markup(commented, limit=len(commented) - 1)
+    quoted = b'<script data-x="a>b">var q=1;</script>' + ARTICLE + filler
+    cut = bounded_markup(quoted, limit=len(quoted) - 1)
+    assert ARTICLE in cut and b"var q" not in cut
 
 
 def test_markup_is_still_bounded():
