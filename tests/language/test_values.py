@@ -105,6 +105,8 @@ def approx(rows: list[tuple]) -> list[tuple]:
         ("The mass could be reduced by a third.", [("percent", 33.33, "%")]),
         ("Costs were cut by half, sales by two-thirds.", [("percent", 50, "%"), ("percent", 66.67, "%")]),
         ("By a third, costs fell; sales fell by two thirds.", [("percent", 33.33, "%"), ("percent", 66.67, "%")]),
+        ("They demanded N500m; the contract is N2.5bn.", [("price", 500e6, "NGN"), ("price", 2.5e9, "NGN")]),
+        ("Fees rose to N10,000, or N500 million in all.", [("price", 10_000, "NGN"), ("price", 500e6, "NGN")]),
     ],
 )
 def test_forms(text, expected):
@@ -136,6 +138,7 @@ def test_forms(text, expected):
         "The law is in § 68 SGB V.",
         "More than half of the districts closed; pupils were grouped by thirds.",
         "It was checked by a third party and by a third-party auditor.",
+        "N95 masks, the N64 console and Route N2 are names.",
         "They will arrive by half past five, or by a quarter of an hour later.",
         "The bank cut rates by half a percentage point, then by a half-point.",
     ],

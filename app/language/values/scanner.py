@@ -26,6 +26,7 @@ _LB_SIGN = re.compile(r"(?:\bNos?\.\s*|[#§¶]\s*)$")  # "No. 1", "#3", "§ 68":
 
 _AT_VERSION = re.compile(r"(?:[vV]|[Vv]ersion\s+)(?P<v>\d+(?:\.\d+)*)(?!\w|\.\d)")
 _AT_PHONE = re.compile(r"\+\d{1,3}(?:[\s.-]?\(?\d+\)?){2,}|\(\d{3}\)\s?\d{3}[.-]\d{4}(?!\d)")
+_SCALE_WORD_AHEAD = re.compile(r"\s(?:million|billion|trillion)\b", re.I)
 _AT_DIGIT = re.compile(
     r"(?P<phone>(?:1[\s.-])?\d{3}[.-]\d{3}[.-]\d{4}(?!\d))"
     r"|(?P<time>\d{1,2}:\d\d(?::\d\d)?(?:\s?(?:[ap]\.m\.|[AaPp][Mm]\b))?|\d{1,2}\s?(?:[ap]\.m\.|[AaPp][Mm]\b)|\d+/7\b)"
@@ -58,6 +59,16 @@ def _scan_digits(text: str, items: list[Item]) -> None:
                 items.append(Item("version", None, m["v"], m.start(), m.end()))  # "v2.4.1"
                 pos = m.end()
                 continue
+        if prev == "N" and (p < 2 or not (text[p - 2].isalnum() or text[p - 2] in "_-")):
+            # The naira as Nigerian papers write it: "N500m", "N2.5bn", "N10,000" — only with a scale or
+            # thousands separators, so "N95" masks and "N64" stay names.
+            m = _AT_DIGIT.match(text, p)
+            if m and m["num"] is not None and (m["suf"] or "," in m["num"] or _SCALE_WORD_AHEAD.match(text, m.end())):
+                amount = digits_value(m["num"])
+                if amount is not None:
+                    classify(text, p - 1, m.end(), amount, "₦", m["suf"], items, year_ok=False)
+                    pos = max(m.end(), items[-1].end if items else 0)
+                    continue
         if prev.isalnum() or prev in "_/#@=.,&" and not (prev == "." and (p < 2 or text[p - 2] in " (")):
             pos = cast(re.Match[str], _TOKEN_REST.match(text, p)).end() or p + 1  # "A350", "HO1ZRs9T1P", "/2019/", "#3"
             continue
