@@ -76,15 +76,3 @@ def test_stems_follow_porters_c_implementation():
         "naïve",
     ]
     assert fts_tokens("Crème brûlée, csv.DictWriter 3.11") == " creme brule csv dictwrit 3 11 "
-
-
-def test_only_tokens_up_to_the_cache_length_are_remembered():
-    from app.corpus import coverage
-
-    long = "configurations" * 10
-    compute = coverage._stem.__wrapped__
-    before = coverage._stem.cache_info().currsize
-    assert coverage.fts_stem(long) == compute(long)
-    assert coverage._stem.cache_info().currsize == before
-    assert coverage.fts_stem("memotestings") == compute("memotestings")
-    assert coverage._stem.cache_info().currsize == before + 1

@@ -147,15 +147,3 @@ def test_a_processing_instruction_does_not_empty_the_page():
     )
     doc = extract_html(body.encode(), "https://example.com/plan")
     assert "thirty dollars" in " ".join(b.text for b in doc.blocks)
-
-
-def test_only_class_strings_up_to_the_cache_length_are_remembered():
-    from app.extract import html_blocks
-
-    long = "article-body " + "x" * html_blocks.NAME_HINT_CACHE_CHARS
-    compute = html_blocks._name_hint.__wrapped__
-    before = html_blocks._name_hint.cache_info().currsize
-    assert html_blocks._name_hint(long) == compute(long)
-    assert html_blocks._name_hint.cache_info().currsize == before
-    assert html_blocks._name_hint("sidebar-widget memo-test") == compute("sidebar-widget memo-test")
-    assert html_blocks._name_hint.cache_info().currsize == before + 1
