@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date
@@ -196,22 +197,20 @@ def _model_label(settings: Settings, model: str) -> str:
     that is a prefix of it: "gpt-4o-2024-08-06" is "gpt-4o"), else "other" — an upstream must not be
     able to grow the metrics' label sets."""
     known = [settings.composer_model, settings.planner_model, settings.judge_model, settings.llm_fallback_model]
-    best = ""
-    for name in [*known, *settings.llm_prices]:
-        if name and model.startswith(name) and len(name) > len(best):
-            best = name
-    return best or "other"
+    return _longest_prefix([*known, *settings.llm_prices], model) or "other"
 
 
 def _priced(prices: dict[str, tuple[float, float]], model: str) -> bool:
     """Has the model a configured price, itself or by a prefix (a price of 0 is a price: a local model)?"""
-    return model in prices or any(model.startswith(name) for name in prices)
+    return bool(_longest_prefix(prices, model))
 
 
 def _price_by_prefix(prices: dict[str, tuple[float, float]], model: str) -> tuple[float, float]:
     """'gpt-4o-2024-08-06' is priced as 'gpt-4o': the longest known prefix wins; unknown is free."""
-    best = ""
-    for name in prices:
-        if model.startswith(name) and len(name) > len(best):
-            best = name
+    best = _longest_prefix(prices, model)
     return prices[best] if best else (0.0, 0.0)
+
+
+def _longest_prefix(names: Iterable[str | None], model: str) -> str:
+    """The longest of `names` that `model` starts with ("" when none does)."""
+    return max((n for n in names if n and model.startswith(n)), key=len, default="")
