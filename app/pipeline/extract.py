@@ -55,6 +55,14 @@ def bounded_markup(body: bytes, limit: int = EXTRACT_MAX_BYTES) -> bytes:
     out: list[bytes] = []
     pos = counted = 0
     spare = limit  # stylesheets and JSON-LD kept outside the markup count
+
+    def markup(a: int, b: int) -> None:
+        """body[a:b] as counted markup, cut where the count reaches `limit`."""
+        nonlocal counted
+        take = min(b - a, limit - counted)
+        out.append(body[a : a + take])
+        counted += take
+
     # The next of each kind, looked up again only once passed: each find moves forward (linear).
     nxt = {b"<script": -1, b"<style": -1, b"<!--": -1}
     while True:
@@ -66,43 +74,31 @@ def bounded_markup(body: bytes, limit: int = EXTRACT_MAX_BYTES) -> bytes:
                     else (i if (i := low.find(opener, pos)) >= 0 else len(low))
                 )
         start = min(nxt.values())
-        if counted + (start - pos) >= limit:
-            out.append(body[pos : pos + limit - counted])
-            break
-        out.append(body[pos:start])
-        counted += start - pos
-        if start == len(body):
+        markup(pos, start)
+        if counted >= limit or start == len(body):
             break
         if start == nxt[b"<!--"]:
             end = low.find(b"-->", start + 4)
             end = len(body) if end < 0 else end + 3
-            take = min(end - start, limit - counted)
-            out.append(body[start : start + take])
-            counted += take
-            if take < end - start:
+        else:
+            is_script = start == nxt[b"<script"]
+            tag_end = _tag_end(low, start)
+            close = low.find(b"</script" if is_script else b"</style", tag_end) if tag_end >= 0 else -1
+            if close < 0:
+                markup(start, len(body))  # unclosed: the rest is its text
                 break
-            pos = end
-            continue
-        is_script = start == nxt[b"<script"]
-        tag_end = _tag_end(low, start)
-        close = low.find(b"</script" if is_script else b"</style", tag_end) if tag_end >= 0 else -1
-        if close < 0:
-            out.append(body[start : start + limit - counted])  # unclosed: the rest is its text
-            break
-        close_end = _tag_end(low, close)
-        end = len(body) if close_end < 0 else close_end + 1
-        if is_script and b"ld+json" not in low[start:tag_end]:
-            pos = end  # dropped whole: the text extractor and the date finder never read it
-            continue
-        if end - start <= spare:
-            out.append(body[start:end])
-            spare -= end - start
-            pos = end
-            continue
-        take = min(end - start, limit - counted)  # past its budget, a stylesheet counts as markup
-        out.append(body[start : start + take])
-        counted += take
-        if take < end - start:
+            close_end = _tag_end(low, close)
+            end = len(body) if close_end < 0 else close_end + 1
+            if is_script and b"ld+json" not in low[start:tag_end]:
+                pos = end  # dropped whole: the text extractor and the date finder never read it
+                continue
+            if end - start <= spare:
+                out.append(body[start:end])
+                spare -= end - start
+                pos = end
+                continue
+        markup(start, end)  # a comment, or a stylesheet past its budget: counted as markup
+        if counted >= limit:
             break
         pos = end
     return b"".join(out)
