@@ -135,8 +135,13 @@ async def _extract_held(
 
 def _held_body(hit: SearchHit) -> bytes:
     # JSON may carry an unpaired surrogate ("\ud800"), which strict UTF-8 cannot encode (the memo's
-    # content_digest names the text as given, with surrogatepass).
-    return well_formed(hit.raw_content or "").encode("utf-8")
+    # content_digest names the text as given, with surrogatepass). Cleaned only when the encoding
+    # fails: a held page can run to megabytes, and the encoding is needed anyway.
+    text = hit.raw_content or ""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return well_formed(text).encode("utf-8")
 
 
 async def _extract(page: FetchedPage, hit: SearchHit, rank: int, ctx: RunContext) -> Document | None:
