@@ -154,12 +154,12 @@ class LexicalAnswerability:
             return Answerability(0.0, ["no_quotable_sentence"])
         n = len(rows)
         idf = {t: math.log(1 + n / (df[t] or UNSEEN_TERM_DF)) for t in q}
-        total = sum(idf.values())
+        total = math.fsum(idf.values())
         matches: list[SentenceMatch] = []
         subject = set(question.subject or question.anchors)
         for ev, pos, sentence, st, context, anchors_ok, lead, since, title_terms in rows:
-            in_sentence = sum(idf[t] for t in q if covered(t, st))
-            in_context = sum(idf[t] for t in q if not covered(t, st) and covered(t, context))
+            in_sentence = math.fsum(idf[t] for t in q if covered(t, st))
+            in_context = math.fsum(idf[t] for t in q if not covered(t, st) and covered(t, context))
             found = in_sentence + self.context_weight * in_context
             if not found:
                 continue  # shares no term with the question, even through its title: no candidate
@@ -251,7 +251,7 @@ class LexicalAnswerability:
                 bridge = (a.terms & b.terms) - q
                 if not bridge or a.found <= b.found or b.found <= a.found:
                     continue
-                union = sum(idf[t] for t in a.found | b.found) / total
+                union = math.fsum(idf[t] for t in a.found | b.found) / total
                 lead_f = a.features if a.score >= b.score else b.features
                 joined = list(lead_f)
                 joined[0] = joined[FEATURES.index("sentence_coverage")] = union

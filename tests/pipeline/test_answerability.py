@@ -138,3 +138,41 @@ def test_unrelated_evidence_is_skipped_before_any_model_call():
 )
 def test_a_measure_needs_a_value_of_the_asked_dimension(question, sentence, typed):
     assert typed_match(analyse(question), sentence) is typed
+
+
+_SCORE_IN_A_FRESH_PROCESS = """
+from app.language.question import analyse
+from app.pipeline.answerability import LexicalAnswerability
+from tests.pipeline.helpers import TODAY, make_evidence
+q = "Which hostages held by the Taliban in Afghanistan since 2016 were released in the prisoner swap for insurgents?"
+texts = [
+    "Two hostages, an American and an Australian, held by the Taliban in Afghanistan since 2016 were released Tuesday in a prisoner swap.",
+    "US officials said American forces had launched a rescue mission to free the hostages at one point.",
+    "The insurgents released in the swap were senior Taliban figures held in Afghanistan prisons since 2016.",
+]
+ev = [make_evidence(f"S{i}", t, url=f"https://site{i}.example/p") for i, t in enumerate(texts, 1)]
+print([repr(f) for m in LexicalAnswerability().assess(analyse(q), ev, TODAY).best for f in m.features])
+"""
+
+
+def test_scores_do_not_depend_on_the_processs_string_hash_seed():
+    """Sums of term weights ran in set order, so their last bits (and, at a rounding or ranking tie, the
+    answer's second sentence) changed with PYTHONHASHSEED; math.fsum is exact in any order."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", _SCORE_IN_A_FRESH_PROCESS],
+            cwd=root,
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in range(1, 9)
+    }
+    assert len(outputs) == 1, outputs
