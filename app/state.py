@@ -30,6 +30,7 @@ def load_builtin_providers() -> None:
     import app.providers.cache.redis  # noqa: F401
     import app.providers.llm.openai_compat  # noqa: F401
     import app.providers.rerank.cross_encoder  # noqa: F401
+    import app.providers.rerank.minilm  # noqa: F401
     import app.providers.rerank.static_embedding  # noqa: F401
     import app.providers.search.brave  # noqa: F401
     import app.providers.search.local_corpus  # noqa: F401

@@ -1,6 +1,7 @@
 """Fit the learned answerability scorer on the labelled development split, and only on it.
 
     python -m eval.train_answerability [--cases eval/labelled/questions] [--out app/pipeline/answerability_weights.json]
+    python -m eval.train_answerability --similarity minilm   # -> app/pipeline/answerability_weights-minilm.json
 
 1. Runs the dev split once (extractive mode, lexical scorer) to collect the evidence each case's
    composer saw (the service's own retrieval, not the gold pages).
@@ -24,7 +25,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 from app.language.question import analyse
-from app.pipeline.answerability import FEATURES, LEXICAL, WEIGHTS_PATH, LearnedAnswerability, LexicalAnswerability
+from app.pipeline.answerability import FEATURES, LEXICAL, LearnedAnswerability, LexicalAnswerability, weights_path
 from eval.calibrate import _evidence
 from eval.cases import load_cases
 from eval.runner import run_mode
@@ -102,11 +103,12 @@ def _solve(a: list[list[float]], b: list[float]) -> list[float]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--cases", nargs="+", default=["eval/labelled/questions", "eval/cases"])
-    ap.add_argument("--out", default=str(WEIGHTS_PATH))
+    ap.add_argument("--out", help="default: the file the service reads for --similarity (answerability.weights_path)")
     ap.add_argument("--save", help="also write the collected candidates here (JSON)")
     ap.add_argument("--load", help="fit on candidates collected earlier instead of running the split")
-    ap.add_argument("--similarity", default="", help="a sentence ranker for the similarity feature, e.g. wordllama")
+    ap.add_argument("--similarity", default="", help="a sentence ranker for the similarity feature, e.g. minilm")
     args = ap.parse_args()
+    args.out = args.out or str(weights_path(args.similarity))
     ranker = None
     if args.similarity:
         from app.providers.rerank.base import build_named_reranker

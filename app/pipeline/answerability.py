@@ -11,6 +11,7 @@ only used to skip a call whose evidence is near-irrelevant (policy.skip_model_be
 from __future__ import annotations
 
 import json
+import logging
 import math
 import re
 from collections import Counter
@@ -40,6 +41,8 @@ from app.pipeline.answerability_features import (  # noqa: F401  (the feature sc
     typed_match,
 )
 from app.providers.rerank.base import Reranker
+
+log = logging.getLogger(__name__)
 
 # Tuning numbers of the lexical scorer. The learned scorer's weights (answerability_weights.json) were
 # fitted on the dev split over features computed with these values: change one, refit the weights
@@ -317,14 +320,28 @@ class LearnedAnswerability(LexicalAnswerability):
 WEIGHTS_PATH = Path(__file__).with_name("answerability_weights.json")
 
 
-@lru_cache(maxsize=1)
-def fitted_weights() -> dict | None:
-    return json.loads(WEIGHTS_PATH.read_text(encoding="utf-8")) if WEIGHTS_PATH.is_file() else None
+def weights_path(similarity: str = "") -> Path:
+    """The weights fitted with this sentence ranker's similarity feature (answerability_weights-minilm.json
+    for "minilm"); without a ranker, the default file, whose similarity weight is 0."""
+    return WEIGHTS_PATH.with_name(f"answerability_weights-{similarity}.json") if similarity else WEIGHTS_PATH
+
+
+@lru_cache(maxsize=4)
+def fitted_weights(similarity: str = "") -> dict | None:
+    path = weights_path(similarity)
+    if similarity and not path.is_file():
+        # Weights fitted without the feature ignore it: the ranker would cost time for nothing.
+        log.warning(
+            "no answerability weights fitted with %r (%s): the similarity feature is unused", similarity, path.name
+        )
+        path = WEIGHTS_PATH
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
 def build_scorer(name: str, ranker: Reranker | None = None) -> LexicalAnswerability:
-    """ "learned" when its weights ship with the code, else "lexical"."""
-    weights = fitted_weights() if name == "learned" else None
+    """ "learned" when its weights ship with the code, else "lexical". With a sentence ranker the
+    learned scorer uses the weights fitted with that ranker's similarity feature."""
+    weights = fitted_weights(ranker.name if ranker else "") if name == "learned" else None
     if weights is not None:
         return LearnedAnswerability(weights, ranker=ranker)
     return LexicalAnswerability(ranker=ranker)

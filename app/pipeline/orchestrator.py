@@ -4,6 +4,7 @@ and the helpers below only wire a stage to the run's context and timings."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from datetime import UTC, datetime
 from typing import Any
@@ -66,7 +67,7 @@ async def prepare(turns: list[tuple[str, str]], ctx: RunContext, state: ServiceS
     )
     await _search_and_read(result, ctx, state)
     _select_evidence(result, ctx, state)
-    abstention = _gate(result, ctx) or _answerability(result, ctx, state)
+    abstention = _gate(result, ctx) or await _answerability(result, ctx, state)
     if abstention is not None:
         return abstention, True
     return result, False
@@ -159,13 +160,18 @@ def _answerability_scorer(ctx: RunContext, state: ServiceState) -> answerability
     return answerability.build_scorer(ctx.settings.answerability_scorer, ranker=state.sentence_ranker)
 
 
-def _answerability(result: PipelineResult, ctx: RunContext, state: ServiceState) -> PipelineResult | None:
+async def _answerability(result: PipelineResult, ctx: RunContext, state: ServiceState) -> PipelineResult | None:
     """Score whether the evidence holds an answer; near-irrelevant evidence costs no composition."""
     assert result.plan is not None, "run_pipeline sets the plan before scoring answerability"
+    scorer = _answerability_scorer(ctx, state)
+    question = analyse(result.plan.question)
     with ctx.stage("answerability"):
-        result.answerability = _answerability_scorer(ctx, state).assess(
-            analyse(result.plan.question), result.evidence, ctx.today
-        )
+        if scorer.ranker is None:
+            result.answerability = scorer.assess(question, result.evidence, ctx.today)
+        else:
+            # A sentence model costs up to a second of CPU: off the event loop (numpy's matmuls
+            # release the GIL, so other requests keep being served).
+            result.answerability = await asyncio.to_thread(scorer.assess, question, result.evidence, ctx.today)
     if result.answerability.score < ctx.policy.skip_model_below:
         return _abstain(
             result,

