@@ -78,9 +78,22 @@ def htmldate_runner(extensive: bool) -> Callable[[tuple[str, str]], tuple[str | 
     return run
 
 
+def ours_then_htmldate() -> Callable[[tuple[str, str]], tuple[str | None, str]]:
+    """Ours, and htmldate's extensive search on the pages where ours finds no date (tried for the
+    0.92 target: htmldate's recall is higher, so it might fill ours' gaps)."""
+    first, second = ours(True), htmldate_runner(True)
+
+    def run(item: tuple[str, str]) -> tuple[str | None, str]:
+        got = first(item)
+        return got if got[0] is not None else second(item)
+
+    return run
+
+
 RUNNERS = {
     "ours (html + url)": lambda: ours(True),
     "ours (html only)": lambda: ours(False),
+    "ours (html + url), htmldate where ours finds none": ours_then_htmldate,
     "htmldate original_date": lambda: htmldate_runner(True),
     "htmldate original_date, extensive_search=False": lambda: htmldate_runner(False),
 }
