@@ -23,7 +23,7 @@ async def gather_context(query: str, ctx: RunContext, state: ServiceState):
         )
     _, retrieval = await retrieve(the_plan, ctx, state, snippets_may_answer=False)
     with ctx.stage("select"):
-        selection = select.select_evidence(
+        selection = await select.select_evidence_off_loop(
             retrieval.documents,
             query,
             the_plan.freshness_days,

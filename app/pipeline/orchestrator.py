@@ -66,7 +66,7 @@ async def prepare(turns: list[tuple[str, str]], ctx: RunContext, state: ServiceS
         ctx=ctx, status=GroundingStatus.grounded, content="", composer="", route=decision, plan=the_plan
     )
     await _search_and_read(result, ctx, state)
-    _select_evidence(result, ctx, state)
+    await _select_evidence(result, ctx, state)
     abstention = _gate(result, ctx) or await _answerability(result, ctx, state)
     if abstention is not None:
         return abstention, True
@@ -118,11 +118,11 @@ async def _search_and_read(result: PipelineResult, ctx: RunContext, state: Servi
     result.evidence_versions = {d.url: d.content_hash for d in retrieval.documents}
 
 
-def _select_evidence(result: PipelineResult, ctx: RunContext, state: ServiceState) -> None:
+async def _select_evidence(result: PipelineResult, ctx: RunContext, state: ServiceState) -> None:
     the_plan = result.plan
     assert the_plan is not None, "run_pipeline sets the plan before selecting"
     with ctx.stage("select"):
-        result.selection = select.select_evidence(
+        result.selection = await select.select_evidence_off_loop(
             result.documents, the_plan.question, the_plan.freshness_days, ctx, reranker=state.reranker
         )
         result.evidence = result.selection.evidence

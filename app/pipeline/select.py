@@ -4,8 +4,10 @@ recorded with its reason."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from datetime import date
+from typing import Any
 
 from app.cache.lru import ByteLRU
 from app.domain.types import Document, Evidence, Selection, SelectionDecision
@@ -138,6 +140,16 @@ def collapse_duplicates(
             continue
         kept.append((doc, sh))
     return [d for d, _ in kept], also
+
+
+async def select_evidence_off_loop(
+    docs: list[Document], question: str, freshness_days: int, ctx: RunContext, *, reranker=None, **kw: Any
+) -> Selection:
+    """select_evidence, in a worker thread when a reranker is set: a model costs up to seconds of CPU,
+    which must not stall the event loop (the memos it touches are thread-safe)."""
+    if reranker is None:
+        return select_evidence(docs, question, freshness_days, ctx, **kw)
+    return await asyncio.to_thread(select_evidence, docs, question, freshness_days, ctx, reranker=reranker, **kw)
 
 
 def select_evidence(

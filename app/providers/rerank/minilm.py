@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import struct
-import threading
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -115,8 +115,6 @@ class MiniLMEncoder:
         # Texts recur within a request (a sentence scored for several questions' spans) and across
         # requests (the same docs pages): 32 MiB keeps ~15k vectors of 1.6 KB.
         self._memo: ByteLRU[str, Any] = ByteLRU(32 * 1024 * 1024, "sentence_embeddings", max_entry_share=256)
-        # Requests embed in worker threads (the orchestrator's to_thread): the memo is shared.
-        self._memo_lock = threading.Lock()
 
     def _norm(self, x: Any, params: tuple[Any, Any]) -> Any:
         import numpy as np
@@ -157,13 +155,12 @@ class MiniLMEncoder:
 
         out = np.zeros((len(texts), self._word.shape[1]), dtype=np.float32)
         todo: list[int] = []
-        with self._memo_lock:
-            for i, text in enumerate(texts):
-                hit = self._memo.get(text)
-                if hit is None:
-                    todo.append(i)
-                else:
-                    out[i] = hit
+        for i, text in enumerate(texts):
+            hit = self._memo.get(text)  # ByteLRU is thread-safe: requests embed in worker threads
+            if hit is None:
+                todo.append(i)
+            else:
+                out[i] = hit
         if todo:
             encodings = self._tokenizer.encode_batch([texts[i] for i in todo])
             # Batches of similar length waste little on padding.
@@ -178,10 +175,9 @@ class MiniLMEncoder:
                     ids[row, : len(piece)] = piece
                     mask[row, : len(piece)] = 1.0
                 vectors = self._forward(ids, mask)
-                with self._memo_lock:
-                    for row, j in enumerate(chunk):
-                        out[todo[j]] = vectors[row]
-                        self._memo.put(texts[todo[j]], vectors[row].copy(), vectors[row].nbytes + 112)
+                for row, j in enumerate(chunk):
+                    out[todo[j]] = vectors[row]
+                    self._memo.put(texts[todo[j]], vectors[row].copy(), vectors[row].nbytes + 112)
         return out
 
 
@@ -200,9 +196,15 @@ class MiniLMReranker:
         return [float(v) for v in vectors[1:] @ vectors[0]]
 
 
+@lru_cache(maxsize=2)
+def shared_encoder(folder: str) -> MiniLMEncoder:
+    """One encoder (90 MB of weights, one memo) per model folder, for the passage reranker and the
+    sentence ranker alike."""
+    return MiniLMEncoder(Path(folder) if folder else None)
+
+
 def _factory(settings: Settings) -> MiniLMReranker:
-    folder = Path(settings.sentence_model_path) if settings.sentence_model_path else None
-    return MiniLMReranker(MiniLMEncoder(folder))
+    return MiniLMReranker(shared_encoder(settings.sentence_model_path))
 
 
 register_reranker("minilm", _factory)
