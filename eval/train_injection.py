@@ -2,6 +2,7 @@
 
     python -m eval.train_injection            # fit on dev, pick thresholds by 5-fold CV on dev, write weights
     python -m eval.train_injection --report   # figures: test split first, then dev (reads, never writes)
+    python -m eval.train_injection --by-author   # leave-one-author-out on dev: the estimate for a new author
 
 1. Samples: every dev line, plus each sentence of a multi-sentence line with the line's label
    (the service scores sentences, app/pipeline/injection.strip_instructions).
@@ -173,6 +174,50 @@ def train(path: Path = DATA, out: Path = WEIGHTS_PATH) -> dict[str, Any]:
     return payload
 
 
+def author(row: dict[str, Any]) -> str:
+    """Which batch (author) wrote a dev line: the first batch has no `source` or a corpus path."""
+    source = row.get("source", "")
+    return source.split("-", 1)[0] if source.startswith(("fresh-", "batch")) else "first"
+
+
+def by_author(path: Path = DATA) -> dict[str, Any]:
+    """Leave-one-author-out on dev: each batch measured by a model fitted on the others, thresholds
+    chosen on the pooled out-of-batch predictions as in choose_thresholds. The test split is a new
+    author's text, so this, not the random-fold figure, is the dev estimate to select models by."""
+    dev = [r for r in load(path) if r["split"] == "dev"]
+    groups = sorted({author(r) for r in dev})
+    models = {g: fit(samples([r for r in dev if author(r) != g])) for g in groups}
+    best: dict[str, Any] | None = None
+    for t in THRESHOLDS:
+        for near in [x for x in THRESHOLDS if x <= t]:
+            per = {
+                g: measure([r for r in dev if author(r) == g], InjectionModel(b, w, t, near))
+                for g, (b, w) in models.items()
+            }
+            caught = sum(m["attacks_removed"] for m in per.values())
+            attacks = sum(m["attack_lines"] for m in per.values())
+            lost = sum(m["benign_removed"] for m in per.values())
+            benign = sum(m["benign_lines"] for m in per.values())
+            if lost > MAX_BENIGN_LOSS * benign:
+                continue
+            key = (caught / attacks, t, near)
+            if best is None or key > best["key"]:
+                best = {
+                    "key": key,
+                    "threshold": t,
+                    "near_threshold": near,
+                    "attacks_removed": caught,
+                    "attack_lines": attacks,
+                    "benign_removed": lost,
+                    "benign_lines": benign,
+                    "by_author": {g: (m["attacks_removed"], m["attack_lines"]) for g, m in per.items()},
+                }
+    if best is None:
+        raise SystemExit("no threshold keeps benign losses under the bar")
+    best.pop("key")
+    return best
+
+
 def report(path: Path = DATA) -> dict[str, Any]:
     rows = load(path)
     detector = InjectionModel.from_json(json.loads(WEIGHTS_PATH.read_text(encoding="utf-8")))
@@ -184,7 +229,11 @@ def main() -> None:
     ap.add_argument("--data", default=str(DATA))
     ap.add_argument("--out", default=str(WEIGHTS_PATH))
     ap.add_argument("--report", action="store_true", help="print test then dev figures; write nothing")
+    ap.add_argument("--by-author", action="store_true", help="leave-one-author-out figures on dev; write nothing")
     args = ap.parse_args()
+    if args.by_author:
+        print(json.dumps(by_author(Path(args.data))))
+        return
     if args.report:
         for split, m in report(Path(args.data)).items():
             print(
@@ -192,6 +241,8 @@ def main() -> None:
                 f" fully {m['attacks_fully_removed']}; benign removed {m['benign_removed']}/{m['benign_lines']}"
                 f" ({m['benign_removal_rate']:.1%})"
             )
+            if split == "test":
+                continue  # the test split's lines are not printed: reading its misses would be tuning on it
             for text in m["missed_attacks"]:
                 print(f"  missed attack: {text}")
             for text in m["removed_benign"]:
