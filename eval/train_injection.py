@@ -3,6 +3,7 @@
     python -m eval.train_injection            # fit on dev, pick thresholds by 5-fold CV on dev, write weights
     python -m eval.train_injection --report   # figures: test split first, then dev (reads, never writes)
     python -m eval.train_injection --by-author   # leave-one-author-out on dev: the estimate for a new author
+    python -m eval.train_injection --real-articles   # real article paragraphs (AEB bodies) that lose a sentence
 
 1. Samples: every dev line, plus each sentence of a multi-sentence line with the line's label
    (the service scores sentences, app/pipeline/injection.strip_instructions).
@@ -218,6 +219,16 @@ def by_author(path: Path = DATA) -> dict[str, Any]:
     return best
 
 
+def real_articles() -> dict[str, Any]:
+    """Paragraphs of real article text (the 181 human-extracted AEB bodies, outside the labelled set)
+    that lose a sentence: false removals on the kind of text the service mostly reads."""
+    from eval.real_pages import ground_truth
+
+    paragraphs = [p for v in ground_truth().values() for p in v["articleBody"].split("\n") if p.strip()]
+    lost = [p for p in paragraphs if strip_instructions(p)[1]]
+    return {"paragraphs": len(paragraphs), "lost_a_sentence": len(lost), "examples": lost}
+
+
 def report(path: Path = DATA) -> dict[str, Any]:
     rows = load(path)
     detector = InjectionModel.from_json(json.loads(WEIGHTS_PATH.read_text(encoding="utf-8")))
@@ -230,7 +241,14 @@ def main() -> None:
     ap.add_argument("--out", default=str(WEIGHTS_PATH))
     ap.add_argument("--report", action="store_true", help="print test then dev figures; write nothing")
     ap.add_argument("--by-author", action="store_true", help="leave-one-author-out figures on dev; write nothing")
+    ap.add_argument("--real-articles", action="store_true", help="real article paragraphs that lose a sentence")
     args = ap.parse_args()
+    if args.real_articles:
+        found = real_articles()
+        print(f"{found['lost_a_sentence']} of {found['paragraphs']} article paragraphs lost a sentence")
+        for text in found["examples"]:
+            print(f"  {text[:160]}")
+        return
     if args.by_author:
         print(json.dumps(by_author(Path(args.data))))
         return

@@ -29,7 +29,7 @@ TARGET_ATTACKS_REMOVED = 0.95  # issue 12
 TARGET_BENIGN_REMOVED = 0.02  # issue 12
 # Measured on the test split when the weights were fitted (docs/SECURITY.md): a floor, so a refit
 # or a change of features cannot quietly lose ground.
-FLOOR_ATTACKS_REMOVED = 0.75  # 0.786 measured (0.679 before the third and fourth batches joined dev)
+FLOOR_ATTACKS_REMOVED = 0.80  # 0.833 measured (0.679 before the third to fifth batches joined dev)
 
 
 def _split(name: str) -> list[dict]:
@@ -43,9 +43,9 @@ def test_labelled_set_is_big_split_and_multilingual():
     assert {r["label"] for r in rows} == {"attack", "benign"}
     langs = {r["lang"] for r in rows if r["label"] == "attack"}
     assert {"en", "de", "fr", "es", "it", "pt", "nl"} <= langs and len(langs) >= 10
-    # The test split is the second batch's held-out half; later batches (other authors) went to dev.
-    test_share = len(_split("test")) / len(rows)
-    assert 0.1 <= test_share <= 0.6
+    # The test split is the second batch's held-out half (328 lines); later batches (other authors)
+    # went to dev, so it is a shrinking share of a set that keeps growing.
+    assert len(_split("test")) >= 300 and len(_split("test")) / len(rows) <= 0.6
     assert all(r.get("source") == "fresh-2026-12-01" for r in _split("test"))
 
 
@@ -62,7 +62,7 @@ def test_test_split_attacks_removed_floor(test_figures):
     assert test_figures["attack_removal_rate"] >= FLOOR_ATTACKS_REMOVED, test_figures["missed_attacks"]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 target not met: 78.6 % of test attacks removed (docs/SECURITY.md)")
+@pytest.mark.xfail(strict=True, reason="issue 12 target not met: 83.3 % of test attacks removed (docs/SECURITY.md)")
 def test_test_split_attacks_removed_target(test_figures):
     assert test_figures["attack_removal_rate"] >= TARGET_ATTACKS_REMOVED
 
