@@ -29,7 +29,7 @@ TARGET_ATTACKS_REMOVED = 0.95  # issue 12
 TARGET_BENIGN_REMOVED = 0.02  # issue 12
 # Measured on the test split when the weights were fitted (docs/SECURITY.md): a floor, so a refit
 # or a change of features cannot quietly lose ground.
-FLOOR_ATTACKS_REMOVED = 0.80  # 0.833 measured (0.679 before the third to fifth batches joined dev)
+FLOOR_ATTACKS_REMOVED = 0.79  # 0.821 measured (0.679 before the third to seventh batches joined dev)
 
 
 def _split(name: str) -> list[dict]:
@@ -62,7 +62,7 @@ def test_test_split_attacks_removed_floor(test_figures):
     assert test_figures["attack_removal_rate"] >= FLOOR_ATTACKS_REMOVED, test_figures["missed_attacks"]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 target not met: 83.3 % of test attacks removed (docs/SECURITY.md)")
+@pytest.mark.xfail(strict=True, reason="issue 12 target not met: 82.1 % of test attacks removed (docs/SECURITY.md)")
 def test_test_split_attacks_removed_target(test_figures):
     assert test_figures["attack_removal_rate"] >= TARGET_ATTACKS_REMOVED
 
