@@ -10,6 +10,7 @@ only used to skip a call whose evidence is near-irrelevant (policy.skip_model_be
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import math
@@ -124,6 +125,13 @@ class LexicalAnswerability:
         self.untyped_weight = untyped_weight  # a relevant sentence of the wrong type counts this much
         self.context_weight = context_weight  # a term found only in the title/section counts this much
         self.anchor_penalty = anchor_penalty  # a passage lacking a name/version/year the question holds
+
+    async def assess_off_loop(self, question: QuestionAnalysis, evidence: list[Evidence], today: date) -> Answerability:
+        """assess, in a worker thread when a sentence model feeds it: the model costs up to a second of
+        CPU, which must not stall the event loop (numpy's matmuls release the GIL)."""
+        if self.ranker is None:
+            return self.assess(question, evidence, today)
+        return await asyncio.to_thread(self.assess, question, evidence, today)
 
     def assess(self, question: QuestionAnalysis, evidence: list[Evidence], today: date) -> Answerability:
         reasons: list[str] = []

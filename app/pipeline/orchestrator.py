@@ -4,7 +4,6 @@ and the helpers below only wire a stage to the run's context and timings."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from datetime import UTC, datetime
 from typing import Any
@@ -163,15 +162,10 @@ def _answerability_scorer(ctx: RunContext, state: ServiceState) -> answerability
 async def _answerability(result: PipelineResult, ctx: RunContext, state: ServiceState) -> PipelineResult | None:
     """Score whether the evidence holds an answer; near-irrelevant evidence costs no composition."""
     assert result.plan is not None, "run_pipeline sets the plan before scoring answerability"
-    scorer = _answerability_scorer(ctx, state)
-    question = analyse(result.plan.question)
     with ctx.stage("answerability"):
-        if scorer.ranker is None:
-            result.answerability = scorer.assess(question, result.evidence, ctx.today)
-        else:
-            # A sentence model costs up to a second of CPU: off the event loop (numpy's matmuls
-            # release the GIL, so other requests keep being served).
-            result.answerability = await asyncio.to_thread(scorer.assess, question, result.evidence, ctx.today)
+        result.answerability = await _answerability_scorer(ctx, state).assess_off_loop(
+            analyse(result.plan.question), result.evidence, ctx.today
+        )
     if result.answerability.score < ctx.policy.skip_model_below:
         return _abstain(
             result,

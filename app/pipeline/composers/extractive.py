@@ -4,7 +4,6 @@ policy.answerable_at. Used when no model is configured, on model failure and ove
 
 from __future__ import annotations
 
-import asyncio
 import re
 from functools import partial
 
@@ -121,9 +120,7 @@ class ExtractiveComposer:
     async def compose(
         self, question: str, history: list[dict], evidence: list[Evidence], conflicts: list[Conflict], ctx: RunContext
     ) -> Draft:
-        if self.assessment is None and self.scorer is not None and self.scorer.ranker is not None:
-            # Re-assessing with a sentence model is CPU-heavy: off the event loop (see orchestrator).
-            return await asyncio.to_thread(
-                compose_extractive, question, evidence, conflicts, ctx, self.assessment, self.scorer
-            )
-        return compose_extractive(question, evidence, conflicts, ctx, self.assessment, self.scorer)
+        assessment = self.assessment
+        if assessment is None and self.scorer is not None:
+            assessment = await self.scorer.assess_off_loop(analyse(question), evidence, ctx.today)
+        return compose_extractive(question, evidence, conflicts, ctx, assessment, self.scorer)
