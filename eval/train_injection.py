@@ -29,6 +29,7 @@ import json
 import math
 import random
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -126,32 +127,46 @@ def _fold(row: dict[str, Any]) -> int:
     return int(hashlib.sha1(row["id"].encode()).hexdigest(), 16) % FOLDS
 
 
-def choose_thresholds(dev: list[dict[str, Any]]) -> tuple[float, float, dict[str, Any]]:
-    """The (threshold, near_threshold) pair picked on out-of-fold dev predictions."""
-    fold_models = {}
-    for k in range(FOLDS):
-        bias, weights = fit(samples([r for r in dev if _fold(r) != k]))
-        fold_models[k] = (bias, weights)
-    best: tuple[tuple[float, float, float], float, float, dict[str, Any]] | None = None
+def held_out_thresholds(dev: list[dict[str, Any]], group: Callable[[dict[str, Any]], Any]) -> dict[str, Any]:
+    """Each group of dev lines scored by a model fitted on the other groups; the (threshold,
+    near_threshold) pair with the most attack lines removed while at most MAX_BENIGN_LOSS of benign
+    lines lose a sentence, pooled over the groups (ties go to the higher thresholds)."""
+    groups = sorted({group(r) for r in dev})
+    rows = {g: [r for r in dev if group(r) == g] for g in groups}
+    models = {g: fit(samples([r for r in dev if group(r) != g])) for g in groups}
+    best: dict[str, Any] | None = None
     for t in THRESHOLDS:
         for near in [x for x in THRESHOLDS if x <= t]:
-            caught = lost = attacks = benign = 0
-            for k, (bias, weights) in fold_models.items():
-                fold_rows = [r for r in dev if _fold(r) == k]
-                m = measure(fold_rows, InjectionModel(bias, weights, t, near))
-                caught += m["attacks_removed"]
-                attacks += m["attack_lines"]
-                lost += m["benign_removed"]
-                benign += m["benign_lines"]
+            per = {g: measure(rows[g], InjectionModel(b, w, t, near)) for g, (b, w) in models.items()}
+            caught = sum(m["attacks_removed"] for m in per.values())
+            attacks = sum(m["attack_lines"] for m in per.values())
+            lost = sum(m["benign_removed"] for m in per.values())
+            benign = sum(m["benign_lines"] for m in per.values())
             if lost > MAX_BENIGN_LOSS * benign:
                 continue
             key = (caught / attacks, t, near)
-            if best is None or key > best[0]:
-                best = (key, t, near, {"attacks_removed": caught, "attack_lines": attacks, "benign_removed": lost})
-                best[3]["benign_lines"] = benign
+            if best is None or key > best["key"]:
+                best = {
+                    "key": key,
+                    "threshold": t,
+                    "near_threshold": near,
+                    "attacks_removed": caught,
+                    "attack_lines": attacks,
+                    "benign_removed": lost,
+                    "benign_lines": benign,
+                    "by_group": {g: (m["attacks_removed"], m["attack_lines"]) for g, m in per.items()},
+                }
     if best is None:
         raise SystemExit("no threshold keeps benign losses under the bar on dev")
-    return best[1], best[2], best[3]
+    best.pop("key")
+    return best
+
+
+def choose_thresholds(dev: list[dict[str, Any]]) -> tuple[float, float, dict[str, Any]]:
+    """The (threshold, near_threshold) pair picked on out-of-fold dev predictions (5 folds)."""
+    best = held_out_thresholds(dev, _fold)
+    counts = {k: best[k] for k in ("attacks_removed", "attack_lines", "benign_removed", "benign_lines")}
+    return best["threshold"], best["near_threshold"], counts
 
 
 def train(path: Path = DATA, out: Path = WEIGHTS_PATH) -> dict[str, Any]:
@@ -185,37 +200,8 @@ def by_author(path: Path = DATA) -> dict[str, Any]:
     """Leave-one-author-out on dev: each batch measured by a model fitted on the others, thresholds
     chosen on the pooled out-of-batch predictions as in choose_thresholds. The test split is a new
     author's text, so this, not the random-fold figure, is the dev estimate to select models by."""
-    dev = [r for r in load(path) if r["split"] == "dev"]
-    groups = sorted({author(r) for r in dev})
-    models = {g: fit(samples([r for r in dev if author(r) != g])) for g in groups}
-    best: dict[str, Any] | None = None
-    for t in THRESHOLDS:
-        for near in [x for x in THRESHOLDS if x <= t]:
-            per = {
-                g: measure([r for r in dev if author(r) == g], InjectionModel(b, w, t, near))
-                for g, (b, w) in models.items()
-            }
-            caught = sum(m["attacks_removed"] for m in per.values())
-            attacks = sum(m["attack_lines"] for m in per.values())
-            lost = sum(m["benign_removed"] for m in per.values())
-            benign = sum(m["benign_lines"] for m in per.values())
-            if lost > MAX_BENIGN_LOSS * benign:
-                continue
-            key = (caught / attacks, t, near)
-            if best is None or key > best["key"]:
-                best = {
-                    "key": key,
-                    "threshold": t,
-                    "near_threshold": near,
-                    "attacks_removed": caught,
-                    "attack_lines": attacks,
-                    "benign_removed": lost,
-                    "benign_lines": benign,
-                    "by_author": {g: (m["attacks_removed"], m["attack_lines"]) for g, m in per.items()},
-                }
-    if best is None:
-        raise SystemExit("no threshold keeps benign losses under the bar")
-    best.pop("key")
+    best = held_out_thresholds([r for r in load(path) if r["split"] == "dev"], author)
+    best["by_author"] = best.pop("by_group")
     return best
 
 
