@@ -5,6 +5,7 @@ non-ASCII pages, which let the soak's memory grow past the documented budgets)."
 from __future__ import annotations
 
 import sys
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -145,8 +146,6 @@ def test_hit_recipe_cost_is_what_the_recipe_holds():
 def test_lru_is_safe_across_threads():
     """Stages with a sentence model run in worker threads and share the memos: concurrent puts,
     gets and pops keep the byte total exact and within the budget."""
-    import threading
-
     lru: ByteLRU[int, str] = ByteLRU(20_000, "test_threads")
     errors: list[BaseException] = []
 

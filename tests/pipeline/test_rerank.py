@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from app.errors import GroundingError
-from app.pipeline.select import select_evidence
+from app.pipeline.select import select_evidence, select_evidence_off_loop
 from app.providers.rerank.base import build_reranker, register_reranker
 from app.settings import Settings
 from app.tokens import TokenCounter
@@ -63,8 +65,6 @@ class RecordsItsThread:
         self.threads: list[str] = []
 
     def score(self, question, passages):
-        import threading
-
         self.threads.append(threading.current_thread().name)
         return [0.0 for _ in passages]
 
@@ -72,10 +72,6 @@ class RecordsItsThread:
 async def test_a_reranker_runs_off_the_event_loop():
     """A model reranker costs up to seconds of CPU: select runs in a worker thread when one is set,
     inline (no thread hop) when none is."""
-    import threading
-
-    from app.pipeline.select import select_evidence_off_loop
-
     docs = [make_doc("https://a.example/x", [PARAS[0]], published=TODAY, rank=0)]
     ctx = make_ctx(min_sources=1)
     reranker = RecordsItsThread()

@@ -150,6 +150,8 @@ def test_service_answers_with_the_minilm_ranker_over_http(searxng, web, service_
         reranker="minilm",
         reranker_weight=0.3,
     )
+    memo = minilm.shared_encoder("")._memo  # the service's encoder: built by the factory, per process
+    embedded_before = len(memo)
     reply = httpx.post(
         svc.url + "/v1/chat/completions",
         json={
@@ -161,3 +163,4 @@ def test_service_answers_with_the_minilm_ranker_over_http(searxng, web, service_
     ).json()
     assert reply["grounding"]["status"] == "grounded", json.dumps(reply["grounding"])[:3000]
     assert "copytree" in reply["choices"][0]["message"]["content"]
+    assert len(memo) > embedded_before  # the model scored this request's passages and sentences

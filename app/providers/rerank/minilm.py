@@ -187,7 +187,7 @@ class MiniLMReranker:
     name = "minilm"
 
     def __init__(self, encoder: MiniLMEncoder | None = None) -> None:
-        self._encoder = encoder or MiniLMEncoder()
+        self._encoder = encoder or shared_encoder("")
 
     def score(self, question: str, passages: list[str]) -> list[float]:
         if not passages:
