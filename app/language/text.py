@@ -78,6 +78,8 @@ _CANON = {
 
 @lru_cache(maxsize=65536)
 def _word_terms(w: str) -> tuple[str, ...]:
+    if w.endswith("'s") and w not in STOP_WORDS:
+        w = w[:-2]  # a possessive names its owner: "Microsoft's" meets "Microsoft" (stemming left "microsoft'")
     if w in STOP_WORDS or len(w) < 2:
         return ()
     t = stem(w)

@@ -222,6 +222,7 @@ async def compose_cite_verify(
             with ctx.stage("compose"):
                 draft = await _compose(question, history, evidence, result, ctx, state)
         result.composer = draft.composer
+        result.finish_reason = "length" if draft.truncated else "stop"
         if draft.no_answer:
             checks = ["composer_found_answer"]
             if result.answerability is not None:

@@ -79,6 +79,7 @@ def abstain(result: PipelineResult, reason: AbstentionReason, failed: list[str])
     links = [h.url for h in (result.search.candidates if result.search else [])][:MAX_ABSTENTION_LINKS]
     result.abstention = Abstention(reason, failed, result.plan.queries if result.plan else [], links)
     result.content = result.abstention.message
+    result.finish_reason = "stop"  # the message is whole, whatever cut the draft it replaces
     result.cited, result.claims = [], result.claims if result.claims else []
     metrics.ABSTENTIONS.labels(reason=reason.value).inc()
     return result

@@ -12,6 +12,7 @@ from typing import Any
 from app.cache.lru import ByteLRU
 from app.domain.types import Document, Evidence, Selection, SelectionDecision
 from app.language.text import first_words, terms
+from app.language.time import WINDOW_DAYS, TimeClass
 from app.pipeline.answerability_features import api_entry
 from app.pipeline.context import RunContext
 from app.pipeline.injection import strip_instructions
@@ -32,7 +33,8 @@ SHINGLE_WORDS = 5  # near-duplicate shingle length in words (docs/ARCHITECTURE.m
 SHINGLE_MAX_WORDS = 3000  # words of a page shingled: copies agree from the top; bounds CPU on huge pages
 # Passage score adjustments, on the lexical score scaled to 0..1 by the best passage. Small next to
 # it: they reorder near-ties, they do not lift an off-topic passage over an on-topic one.
-UNDATED_PENALTY = 0.1  # a page of unknown age (never counts as fresh)
+STABLE_WINDOW_DAYS = WINDOW_DAYS[TimeClass.stable]  # a window this wide: the question is not time-sensitive
+UNDATED_PENALTY = 0.1  # a page of unknown age (never counts as fresh), for time-sensitive questions
 FRESH_BONUS = 0.05  # a page dated inside the freshness window
 STALE_PENALTY = 0.05  # a page dated outside the window (but within STALE_WINDOWS of it)
 PRIMARY_BONUS = 0.1  # a primary (vendor) domain is the authority on its own facts
@@ -200,7 +202,12 @@ def select_evidence(
         top = 1.0
     for p in passages:
         age = document_age_days(p.doc, ctx.today)
-        recency = -UNDATED_PENALTY if age is None else (FRESH_BONUS if age <= freshness_days else -STALE_PENALTY)
+        if freshness_days >= STABLE_WINDOW_DAYS:
+            # Reference knowledge: a page's date says little, and docs rarely carry one. Rewarding the
+            # dated page (a changelog) over the undated reference page would rank by the wrong thing.
+            recency = -STALE_PENALTY if age is not None and age > freshness_days else 0.0
+        else:
+            recency = -UNDATED_PENALTY if age is None else (FRESH_BONUS if age <= freshness_days else -STALE_PENALTY)
         trust = (
             (PRIMARY_BONUS if p.doc.primary else 0.0)
             + (TRUSTED_BONUS if trusted(p.doc) else 0.0)

@@ -105,6 +105,7 @@ async def stream_pipeline(
         prompt_tokens=completion.prompt_tokens or 0,
         completion_tokens=completion.completion_tokens or 0,
         no_answer=says_no_answer(completion.text),
+        truncated=completion.finish_reason == "length",
     )
     yield await orchestrator.compose_cite_verify(
         result,

@@ -97,8 +97,10 @@ def test_max_tokens_over_http(svc):
     content = cut["choices"][0]["message"]["content"]
     assert cut["choices"][0]["finish_reason"] == "length" and 0 < cut["usage"]["completion_tokens"] <= 80
     assert full["choices"][0]["message"]["content"].startswith(content)
-    kept = cut["grounding"]["claims"]
-    assert len(kept) == 1 and content.startswith(kept[0]["text"].rstrip("."))
+    kept, whole = cut["grounding"]["claims"], full["grounding"]["claims"]
+    # the answer's first sentences, fewer than in full, each with its claim
+    assert 0 < len(kept) < len(whole) and [c["text"] for c in kept] == [c["text"] for c in whole[: len(kept)]]
+    assert content.startswith(kept[0]["text"].rstrip("."))
     numbers = {int(n) for n in re.findall(r"\[(\d+)\]", content)}
     assert len(cut["citations"]) == len(numbers)
     assert all(a["url_citation"]["end_index"] <= len(content) for a in cut["choices"][0]["message"]["annotations"])

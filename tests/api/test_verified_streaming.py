@@ -249,6 +249,22 @@ def test_max_tokens_cuts_the_stream_where_the_answer_is_cut(searxng, web, llm, s
     assert _final(events)["choices"][0]["finish_reason"] == whole["choices"][0]["finish_reason"] == "length"
 
 
+def test_a_model_stopped_by_max_tokens_answers_with_finish_reason_length(searxng, web, llm, service_factory):
+    # The model ran into the limit itself (its reply fits, so the service cuts nothing): the client is
+    # told the answer is incomplete, in the JSON answer and at the end of the stream alike.
+    def composer(body: dict):
+        spec = {"content": " ".join(SENTENCES[:2]), "finish_reason": "length"}
+        return {**spec, "chunk_delay_s": CHUNK_DELAY_S} if body.get("stream") else spec
+
+    llm.default = planner_or(composer)
+    svc = _service(searxng, web, llm, service_factory)
+    body = {**chat(QUESTION, cache="bypass"), "max_tokens": 500}
+    whole = httpx.post(svc.url + "/v1/chat/completions", json=body, timeout=60).json()
+    events = _events(svc, body)
+    assert whole["grounding"]["status"] == "grounded" and len(whole["grounding"]["claims"]) == 2
+    assert _final(events)["choices"][0]["finish_reason"] == whole["choices"][0]["finish_reason"] == "length"
+
+
 def test_the_responses_stream_reads_the_same_verified_sentences(searxng, web, llm, service_factory):
     _script(llm, " ".join(SENTENCES))
     svc = _service(searxng, web, llm, service_factory)

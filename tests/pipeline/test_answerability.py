@@ -106,6 +106,23 @@ def test_multi_hop_joins_two_sentences():
     assert "Tampere" in draft.text and not draft.no_answer
 
 
+def test_an_answer_max_tokens_shortened_is_marked_truncated():
+    q = "How much does the Acme Cloud Pro plan cost per month?"
+    _, ev = _assess(
+        q,
+        "Acme Cloud raised the price of its Pro plan to $30 per month on November 3, 2026, the company said.",
+        "The Acme Cloud Pro plan previously cost $25 per month and includes unlimited projects.",
+    )
+    whole = compose_extractive(q, ev, [], make_ctx())
+    ctx = make_ctx()
+    ctx.options.max_tokens = 40  # buys one sentence (TOKENS_PER_SENTENCE)
+    cut = compose_extractive(q, ev, [], ctx)
+    assert whole.text.count("[S") == 2 and not whole.truncated
+    assert cut.text.count("[S") == 1 and cut.truncated and whole.text.startswith(cut.text)
+    ctx.options.max_tokens = 400  # room for every sentence the answer has: not cut
+    assert compose_extractive(q, ev, [], ctx).truncated is False
+
+
 def test_headings_questions_and_lead_ins_are_not_quoted():
     assert not quotable("NISSAN SENTRA HIGHLIGHTS FROM THE SHOW")
     assert not quotable("Want to know how much the new model costs?")

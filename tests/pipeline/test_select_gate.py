@@ -246,3 +246,26 @@ def test_a_short_api_entry_is_not_scored_as_a_scrap():
     )
     sel = select_evidence([doc], "How do I get the file extension of a path?", 30, _ctx())
     assert sel.evidence[0].text.startswith("PurePath.suffix"), [e.text[:40] for e in sel.evidence]
+
+
+def test_an_undated_page_is_not_marked_down_for_a_question_that_is_not_time_sensitive():
+    # Reference docs rarely carry a date, a changelog does: under the stable window the dated page
+    # must not outrank the reference page for its date alone (it did in the docs corpus).
+    from app.language.time import WINDOW_DAYS, TimeClass
+    from app.pipeline.select import FRESH_BONUS, UNDATED_PENALTY
+
+    reference = make_doc("https://docs.example/json", ["Pass indent=4 to json.dumps to pretty-print JSON output."])
+    changelog = make_doc(
+        "https://changes.example/log",
+        ["gh-101: json.dumps now pretty-prints nested output faster."],
+        published=TODAY - timedelta(days=20),
+    )
+
+    def gap(window: int) -> float:
+        sel = select_evidence([reference, changelog], "How do I pretty-print JSON output?", window, _ctx())
+        score = {e.url: e.score for e in sel.evidence}
+        return score[changelog.url] - score[reference.url]
+
+    stable, news = gap(WINDOW_DAYS[TimeClass.stable]), gap(WINDOW_DAYS[TimeClass.news])
+    assert abs((news - stable) - (UNDATED_PENALTY + FRESH_BONUS)) < 1e-3  # the recency terms, and only they
+    assert stable < 0  # by its text alone the reference page answers better

@@ -1,10 +1,16 @@
-from app.language.text import split_sentences, strip_links
+from app.language.text import split_sentences, strip_links, terms
 from app.urls import domain_matches, normalize_url, registrable_domain
 
 
 def test_sentence_splitter_keeps_abbreviations_and_versions():
     s = split_sentences("Python 3.11 was released on Oct. 24, 2022. It is faster, e.g. in loops. Mr. Smith agreed!")
     assert s == ["Python 3.11 was released on Oct. 24, 2022.", "It is faster, e.g. in loops.", "Mr. Smith agreed!"]
+
+
+def test_a_possessive_meets_its_owner():
+    assert terms("Microsoft's xCloud") == terms("Microsoft xCloud") == ["microsoft", "xcloud"]
+    assert terms("Kepa Arrizabalaga's contract") == ["kepa", "arrizabalaga", "contract"]
+    assert terms("don't stop") == ["don't", "stop"]  # not a possessive
 
 
 def test_strip_links_counts_and_keeps_link_text():

@@ -52,26 +52,17 @@ def compose_extractive(
         if not ctx.options.max_tokens
         else max(1, min(MAX_EXTRACTIVE_SENTENCES, ctx.options.max_tokens // TOKENS_PER_SENTENCE))
     )
-    q = set(analysis.terms)
-    covered_terms: set[str] = set()
     # The best sentence leads; a further one must be of the asked type and either add question terms
     # still missing (multi-hop: "made by Nimbus" + "Nimbus is based in Tampere") or score near the best.
     # A compound question needs a sentence per part: one that adds the other part's terms may score lower.
     share = SECONDARY_SHARE * (COMPOUND_SHARE if analysis.compound else 1.0)
-    pool = [m for m in assessment.best if m.score >= floor * share]
-    lead_rank = pool[0].rank if pool else 0.0
-    while pool and len(chosen) < limit:
-        best = pool[0] if not chosen else max(pool, key=partial(_gain, q=q, covered_terms=frozenset(covered_terms)))
-        pool.remove(best)
-        if any(best.sentence in s or s in best.sentence for s, _ in chosen):
-            continue
-        adds = (set(terms(best.sentence)) & q) - covered_terms
-        if chosen and not (best.typed and (adds or best.rank >= NEAR_BEST_RANK * lead_rank)):
-            continue
-        if chosen and best.score < floor * SECONDARY_SHARE and not adds:
-            continue
+    pick = _Picker(
+        [m for m in assessment.best if m.score >= floor * share], set(analysis.terms), floor, [s for s, _ in chosen]
+    )
+    while len(chosen) < limit and (best := pick.next()) is not None:
         chosen.append((best.quoted, best.evidence))
-        covered_terms |= set(terms(best.sentence)) & q
+    # max_tokens bought fewer sentences than the answer has: the client learns it was cut ("length").
+    truncated = bool(chosen) and limit < MAX_EXTRACTIVE_SENTENCES and pick.next() is not None
     if not chosen:
         return Draft(text=NO_ANSWER, composer="extractive", no_answer=True)
     order = {e.span_id: i for i, e in enumerate(evidence)}
@@ -79,7 +70,36 @@ def compose_extractive(
         # The best sentence leads; the rest follow in evidence order so the answer reads in sequence.
         chosen = chosen[:1] + sorted(chosen[1:], key=lambda c: order[c[1].span_id])
     text = " ".join(_cite(s, ev.span_id) for s, ev in chosen)
-    return Draft(text=text, composer="extractive")
+    return Draft(text=text, composer="extractive", truncated=truncated)
+
+
+class _Picker:
+    """The candidates in the order the composer takes them, each checked against those already taken."""
+
+    def __init__(self, pool: list[SentenceMatch], q: set[str], floor: float, taken: list[str]) -> None:
+        self.pool, self.q, self.floor, self.taken = pool, q, floor, list(taken)
+        self.lead_rank = pool[0].rank if pool else 0.0
+        self.covered: set[str] = set()
+
+    def next(self) -> SentenceMatch | None:
+        """The next sentence the answer takes (and records as taken), or None when none qualifies."""
+        while self.pool:
+            if not self.taken:
+                best = self.pool[0]
+            else:
+                best = max(self.pool, key=partial(_gain, q=self.q, covered_terms=frozenset(self.covered)))
+            self.pool.remove(best)
+            if any(best.sentence in s or s in best.sentence for s in self.taken):
+                continue
+            adds = (set(terms(best.sentence)) & self.q) - self.covered
+            if self.taken and not (best.typed and (adds or best.rank >= NEAR_BEST_RANK * self.lead_rank)):
+                continue
+            if self.taken and best.score < self.floor * SECONDARY_SHARE and not adds:
+                continue
+            self.taken.append(best.quoted)
+            self.covered |= set(terms(best.sentence)) & self.q
+            return best
+        return None
 
 
 def _gain(m: SentenceMatch, q: set[str], covered_terms: frozenset[str]) -> float:

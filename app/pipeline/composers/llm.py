@@ -104,6 +104,7 @@ async def compose_with_model(llm: ChatModel, model: str, messages: list[dict], c
         prompt_tokens=completion.prompt_tokens or 0,
         completion_tokens=completion.completion_tokens or 0,
         no_answer=says_no_answer(completion.text),
+        truncated=completion.finish_reason == "length",
     )
 
 
