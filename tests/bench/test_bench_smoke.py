@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bench.fig_quality import TARGETS
 from bench.workload import Latencies, Workload, composer_reply_text, page_key, request_of
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -77,6 +78,9 @@ def test_quick_run_writes_results_and_doc(tmp_path, bench_data):
 
     quality = data["figures"]["quality"]["result"]
     assert "ours" in quality["extraction"]["results"] and "per_page" not in quality["extraction"]["results"]["ours"]
+    # issue 13's extraction and date targets are judged on what the service runs, each with a value
+    assert [n for n, *_ in TARGETS] == list(quality["targets"])
+    assert all(isinstance(t["value"], float) and t["met"] in (True, False) for t in quality["targets"].values())
 
     doc = out_md.read_text()
     for heading in ("## 1. Latency", "## 3. Cache hits", "## 4. Extraction", "## Targets at a glance"):
