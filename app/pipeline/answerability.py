@@ -90,9 +90,12 @@ class SentenceMatch:
     @property
     def quoted(self) -> str:
         """The sentence as an answer quotes it: under its API entry when it does not name it."""
-        if self.lead and self.lead.split("(")[0].rsplit(".", 1)[-1] not in self.sentence:
-            return f"{self.lead}: {self.sentence}"
-        return self.sentence
+        sentence = self.sentence
+        if self.lead and sentence.endswith(":"):  # an entry's definition, its example left behind
+            sentence = sentence[:-1].rstrip() + "."
+        if self.lead and self.lead.split("(")[0].rsplit(".", 1)[-1] not in sentence:
+            return f"{self.lead}: {sentence}"
+        return sentence
 
 
 @dataclass(slots=True)
@@ -154,7 +157,7 @@ class LexicalAnswerability:
             anchors_ok = all(covered(a, passage) for a in question.anchors)
             title_terms = set(terms(ev.title))
             for pos, (sentence, lead, since) in enumerate(sentences_with_leads(ev.text)):
-                if not quotable(sentence):
+                if not quotable(sentence, defines_entry=bool(lead) and since == 0):
                     continue
                 st = set(terms(f"{lead} {sentence}"))
                 if about_a_sibling(st, list(question.anchors)):

@@ -112,10 +112,14 @@ _UNQUOTABLE = re.compile(
 )
 
 
-def quotable(sentence: str) -> bool:
+def quotable(sentence: str, *, defines_entry: bool = False) -> bool:
     """A sentence that states something on its own: not a heading, question, lead-in, signature,
-    margin note or page furniture."""
+    margin note or page furniture. `defines_entry`: the first sentence under an API entry, whose
+    colon introduces the entry's example ("PurePath.suffix¶ / The file extension of the final
+    component, if any:"); it is the entry's definition, not a lead-in."""
     s = sentence.strip()
+    if defines_entry and s.endswith(":"):
+        s = s[:-1].rstrip() + "."
     if len(s) < MIN_QUOTABLE_CHARS or len(s) > MAX_QUOTABLE_CHARS or _UNQUOTABLE.search(s):
         return False
     if s.startswith("(") and s.rstrip(".").endswith(")"):

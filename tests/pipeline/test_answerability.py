@@ -128,6 +128,20 @@ def test_headings_questions_and_lead_ins_are_not_quoted():
     assert not quotable("Want to know how much the new model costs?")
     assert not quotable("The function takes the following arguments:")
     assert quotable("The 2020 Sentra goes on sale in late January.")
+    # ... but an API entry's first sentence introducing its example is the entry's definition
+    assert not quotable("The file extension of the final component, if any:")
+    assert quotable("The file extension of the final component, if any:", defines_entry=True)
+
+
+def test_an_api_entrys_definition_answers_under_its_entry_name():
+    ev = [
+        make_evidence(
+            "S1",
+            "PurePath.suffix¶\nThe file extension of the final component, if any:\n>>> PurePosixPath('my/library/setup.py').suffix",
+        )
+    ]
+    a = SCORER.assess(analyse("How do I get the file extension of a path with pathlib?"), ev, TODAY)
+    assert a.best[0].quoted == "PurePath.suffix: The file extension of the final component, if any."
 
 
 def test_unrelated_evidence_is_skipped_before_any_model_call():
