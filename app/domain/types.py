@@ -243,7 +243,8 @@ class Draft:
     completion_tokens: int = 0
     model: str = ""
     no_answer: bool = False  # the composer found no answer in the evidence (the contract's NO_ANSWER)
-    truncated: bool = False  # max_tokens ended it: the model stopped at the limit, or the extractive composer left out an answering sentence
+    # max_tokens ended it: the model stopped at the limit, or the extractive composer left a sentence out
+    truncated: bool = False
 
 
 @dataclass(slots=True)
