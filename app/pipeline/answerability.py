@@ -36,6 +36,7 @@ from app.pipeline.answerability_features import (  # noqa: F401  (the feature sc
     MIN_QUOTABLE_CHARS,
     PASSAGE_SCORE_CAP,
     QUESTION_TERMS_NORM,
+    as_definition,
     quotable,
     sentence_features,
     sentences_with_leads,
@@ -90,9 +91,8 @@ class SentenceMatch:
     @property
     def quoted(self) -> str:
         """The sentence as an answer quotes it: under its API entry when it does not name it."""
-        sentence = self.sentence
-        if self.lead and sentence.endswith(":"):  # an entry's definition, its example left behind
-            sentence = sentence[:-1].rstrip() + "."
+        # under an entry, only its definition may end in a colon (quotable): quoted as a statement
+        sentence = as_definition(self.sentence) if self.lead else self.sentence
         if self.lead and self.lead.split("(")[0].rsplit(".", 1)[-1] not in sentence:
             return f"{self.lead}: {sentence}"
         return sentence

@@ -112,14 +112,18 @@ _UNQUOTABLE = re.compile(
 )
 
 
+def as_definition(sentence: str) -> str:
+    """An API entry's first sentence as a statement: its closing colon introduced the entry's example
+    ("PurePath.suffix¶ / The file extension of the final component, if any:"), the answer ends it."""
+    s = sentence.strip()
+    return s[:-1].rstrip() + "." if s.endswith(":") else s
+
+
 def quotable(sentence: str, *, defines_entry: bool = False) -> bool:
     """A sentence that states something on its own: not a heading, question, lead-in, signature,
-    margin note or page furniture. `defines_entry`: the first sentence under an API entry, whose
-    colon introduces the entry's example ("PurePath.suffix¶ / The file extension of the final
-    component, if any:"); it is the entry's definition, not a lead-in."""
-    s = sentence.strip()
-    if defines_entry and s.endswith(":"):
-        s = s[:-1].rstrip() + "."
+    margin note or page furniture. `defines_entry`: the first sentence under an API entry, which is
+    the entry's definition even when a colon ends it (see as_definition), not a lead-in."""
+    s = as_definition(sentence) if defines_entry else sentence.strip()
     if len(s) < MIN_QUOTABLE_CHARS or len(s) > MAX_QUOTABLE_CHARS or _UNQUOTABLE.search(s):
         return False
     if s.startswith("(") and s.rstrip(".").endswith(")"):

@@ -91,13 +91,14 @@ class _Picker:
             self.pool.remove(best)
             if any(best.sentence in s or s in best.sentence for s in self.taken):
                 continue
-            adds = (set(terms(best.sentence)) & self.q) - self.covered
+            asked = set(terms(best.sentence)) & self.q
+            adds = asked - self.covered
             if self.taken and not (best.typed and (adds or best.rank >= NEAR_BEST_RANK * self.lead_rank)):
                 continue
             if self.taken and best.score < self.floor * SECONDARY_SHARE and not adds:
                 continue
             self.taken.append(best.quoted)
-            self.covered |= set(terms(best.sentence)) & self.q
+            self.covered |= asked
             return best
         return None
 
