@@ -98,6 +98,10 @@ class Settings(BaseSettings):
     reranker_path: Path | None = None
     reranker_weight: float = 0.5  # share of the final passage score that comes from the reranker
     rerank_top_k: int = 30
+    # How passages are scored for evidence (app/pipeline/passage_rank.py): "learned", the logistic model
+    # fitted on the labelled dev split (passage_weights.json, python -m eval.train_passages), or
+    # "handset", the hand-set sum of BM25 and adjustments it replaced.
+    passage_scorer: str = "handset"
 
     # --- fetching
     fetch_proxy: str | None = None

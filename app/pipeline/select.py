@@ -1,51 +1,41 @@
 """Select evidence: freshness window, domain rules, near-duplicate collapse, one document per
-registrable domain, BM25 rank against the question, measured token budget. Every decision is
+registrable domain, passages ranked against the question (app/pipeline/passage_rank.py), measured token budget. Every decision is
 recorded with its reason."""
 
 from __future__ import annotations
 
 import asyncio
 import sys
+from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
 from app.cache.lru import ByteLRU
 from app.domain.types import Document, Evidence, Selection, SelectionDecision
+from app.language.question import analyse
 from app.language.text import first_words, terms
-from app.language.time import WINDOW_DAYS, TimeClass
-from app.pipeline.answerability_features import api_entry
 from app.pipeline.context import RunContext
 from app.pipeline.injection import strip_instructions
-from app.pipeline.passages import MIN_CHARS as MIN_PASSAGE_CHARS
+from app.pipeline.passage_rank import (
+    PassageScorer,
+    RankingContext,
+    build_passage_scorer,
+    passage_features,
+)
+from app.pipeline.passage_rank import (
+    document_age_days as page_age_days,
+)
 from app.pipeline.passages import Passage, bm25, split_passages
 from app.urls import domain_matches, host_of
 
 NEAR_DUP_THRESHOLD = 0.7  # Jaccard of 5-word shingles (see docs/ARCHITECTURE.md)
 MAX_PASSAGES_PER_DOC = 8  # a ceiling; packing is by the token budget, with a diversity discount
-SAME_DOC_DISCOUNT = 0.12  # each passage already taken from a page lowers that page's next one by this
 # A primary (vendor) domain is one source but may lend several pages: the answer to a how-to can sit
 # on another page of the same documentation. Independent-source counting still sees one domain.
 PRIMARY_DOCS_PER_DOMAIN = 3
-DOC_RANK_WEIGHT = 0.3  # choosing a page per domain: its search rank adds this / (1 + rank) to its best passage
-DOC_TITLE_WEIGHT = 0.3  # ... and the share of question terms in its title this much (a title-field boost)
 STALE_WINDOWS = 3  # a page older than this many freshness windows is dropped (docs/API.md: "older than 3×")
 SHINGLE_WORDS = 5  # near-duplicate shingle length in words (docs/ARCHITECTURE.md: syndicated J 0.80-0.89)
 SHINGLE_MAX_WORDS = 3000  # words of a page shingled: copies agree from the top; bounds CPU on huge pages
-# Passage score adjustments, on the lexical score scaled to 0..1 by the best passage. Small next to
-# it: they reorder near-ties, they do not lift an off-topic passage over an on-topic one.
-STABLE_WINDOW_DAYS = WINDOW_DAYS[TimeClass.stable]  # a window this wide: the question is not time-sensitive
-UNDATED_PENALTY = 0.1  # a page of unknown age (never counts as fresh), for time-sensitive questions
-FRESH_BONUS = 0.05  # a page dated inside the freshness window
-STALE_PENALTY = 0.05  # a page dated outside the window (but within STALE_WINDOWS of it)
-PRIMARY_BONUS = 0.1  # a primary (vendor) domain is the authority on its own facts
-TRUSTED_BONUS = 0.05  # an operator-trusted domain (GA_TRUSTED_DOMAINS)
-THIN_PAGE_DENSITY = 0.2  # extracted text under this share of the page text: likely an empty shell ...
-THIN_PAGE_PENALTY = 0.05  # ... penalised this much
-MIN_BREVITY = 0.3  # a passage shorter than MIN_PASSAGE_CHARS keeps at least this share of its lexical score
-CODE_WEIGHT = 0.5  # code repeats identifiers, which BM25 over-rewards: a code passage's lexical score counts half
-LEAD_BONUS = 0.1  # / (1 + passage index): a page's opening says what it is about
-SEARCH_RANK_BONUS = 0.02  # / (1 + search rank): the engines' order as a tie-break
-MIN_PASSAGE_SCORE = 0.05  # a passage scoring at most this (after adjustments) is never evidence
 CHARS_PER_TOKEN = 4  # token estimate when no tokenizer is configured (English prose averages ~4 chars/token)
 HEADER_OVERHEAD_TOKENS = 20  # the span tag around a block as the composer sees it (id, domain, date markup)
 SCORE_DIGITS = 4  # evidence scores are rounded to this many decimals
@@ -53,8 +43,7 @@ SCORE_DIGITS = 4  # evidence scores are rounded to this many decimals
 
 def document_age_days(doc: Document, today: date) -> int | None:
     """Age of what the page says now: a page published years ago but modified this week is current."""
-    known = [d for d in (doc.dates.published, doc.dates.modified) if d is not None]
-    return None if not known else (today - max(known)).days
+    return page_age_days(doc.dates.published, doc.dates.modified, today)
 
 
 def shingles(text: str, size: int = SHINGLE_WORDS, limit: int = SHINGLE_MAX_WORDS) -> frozenset[int]:
@@ -154,18 +143,23 @@ async def select_evidence_off_loop(
     return await asyncio.to_thread(select_evidence, docs, question, freshness_days, ctx, reranker=reranker, **kw)
 
 
-def select_evidence(
-    docs: list[Document],
-    question: str,
-    freshness_days: int,
-    ctx: RunContext,
-    *,
-    per_doc_cap: int = MAX_PASSAGES_PER_DOC,
-    count_headers: bool = True,
-    reranker=None,
-) -> Selection:
-    """`count_headers`: budget the text as the composer sees it (with its header line); /v1/context
-    budgets the block text alone, which is what it returns."""
+@dataclass(slots=True)
+class Candidates:
+    """The pages that passed the filters, and their passages with ranking features (not yet scored)."""
+
+    docs: list[Document]
+    also: dict[str, list[str]]  # a kept page's url -> the near-duplicate copies collapsed into it
+    decisions: list[SelectionDecision]
+    passages: list[Passage]
+    features: list[tuple[float, ...]]  # per passage, passage_rank.FEATURES
+    q_terms: list[str]
+
+
+def rank_candidates(
+    docs: list[Document], question: str, freshness_days: int, ctx: RunContext, *, reranker=None
+) -> Candidates:
+    """Domain rules, freshness, near-duplicate collapse; then every passage of what is left with its
+    features against the question (BM25, blended with a reranker when one is set)."""
     opts = ctx.options
     decisions: list[SelectionDecision] = []
     fresh_docs = []
@@ -189,39 +183,46 @@ def select_evidence(
         fresh_docs.append(doc)
 
     docs, also = collapse_duplicates(fresh_docs, decisions)
-
-    def trusted(doc: Document) -> bool:
-        return bool(ctx.settings.trusted_domains) and domain_matches(host_of(doc.url), ctx.settings.trusted_domains)
-
-    q_terms = terms(question)
+    trusted = ctx.settings.trusted_domains
+    analysis = analyse(question)
+    q_terms = list(analysis.terms)
     passages: list[Passage] = [p for d in docs for p in split_passages(d)]
-    bm25(passages, q_terms)
+    idf = bm25(passages, q_terms)
     top = max((p.score for p in passages), default=0.0) or 1.0
     if reranker is not None and passages:
         _rerank(reranker, question, passages, top, ctx)
         top = 1.0
-    for p in passages:
-        age = document_age_days(p.doc, ctx.today)
-        if freshness_days >= STABLE_WINDOW_DAYS:
-            # Reference knowledge: a page's date says little, and docs rarely carry one. Rewarding the
-            # dated page (a changelog) over the undated reference page would rank by the wrong thing.
-            recency = -STALE_PENALTY if age is not None and age > freshness_days else 0.0
-        else:
-            recency = -UNDATED_PENALTY if age is None else (FRESH_BONUS if age <= freshness_days else -STALE_PENALTY)
-        trust = (
-            (PRIMARY_BONUS if p.doc.primary else 0.0)
-            + (TRUSTED_BONUS if trusted(p.doc) else 0.0)
-            - (THIN_PAGE_PENALTY if p.doc.density < THIN_PAGE_DENSITY else 0.0)
-        )
-        # Code repeats identifiers, which BM25 over-rewards; prose states what the question asks.
-        # BM25's length normalisation also over-rewards scraps ("… as follows:" between code blocks).
-        # An API entry of reference documentation is short by nature, not a scrap: "PurePath.suffix¶ /
-        # The file extension of the final component" is the whole answer to "how do I get the extension".
-        short = len(p.text) < MIN_PASSAGE_CHARS and not api_entry(p.text.partition("\n")[0])
-        brevity = max(MIN_BREVITY, len(p.text) / MIN_PASSAGE_CHARS) if short else 1.0
-        lexical = p.score / top * (CODE_WEIGHT if p.kind == "code" else 1.0) * brevity
-        lead = LEAD_BONUS / (1 + p.index)  # a page's opening says what it is about
-        p.score = lexical + recency + trust + lead + SEARCH_RANK_BONUS / (1 + p.doc.rank)
+    rc = RankingContext(
+        question=analysis,
+        today=ctx.today,
+        freshness_days=freshness_days,
+        top=top,
+        idf={t: idf.get(t, max(idf.values(), default=0.0)) for t in q_terms},
+        trusted=frozenset(d.url for d in docs if trusted and domain_matches(host_of(d.url), trusted)),
+    )
+    features = [passage_features(p, rc) for p in passages]
+    return Candidates(docs, also, decisions, passages, features, q_terms)
+
+
+def select_evidence(
+    docs: list[Document],
+    question: str,
+    freshness_days: int,
+    ctx: RunContext,
+    *,
+    per_doc_cap: int = MAX_PASSAGES_PER_DOC,
+    count_headers: bool = True,
+    reranker=None,
+    scorer: PassageScorer | None = None,
+) -> Selection:
+    """`count_headers`: budget the text as the composer sees it (with its header line); /v1/context
+    budgets the block text alone, which is what it returns."""
+    opts = ctx.options
+    cand = rank_candidates(docs, question, freshness_days, ctx, reranker=reranker)
+    docs, also, decisions, passages, q_terms = cand.docs, cand.also, cand.decisions, cand.passages, cand.q_terms
+    scorer = scorer or build_passage_scorer(ctx.settings.passage_scorer)
+    for p, f in zip(passages, cand.features):
+        p.score = scorer.score(f)
 
     # One document per registrable domain: the best passage, plus the search ranking's view of the
     # whole page (a page ranked first for the question is usually about it, not one that mentions it).
@@ -230,7 +231,7 @@ def select_evidence(
     doc_score: dict[str, float] = {}
     for p in passages:
         # A page titled with what the question asks about is about it (a title-field boost).
-        score = p.score + DOC_RANK_WEIGHT / (1 + p.doc.rank) + DOC_TITLE_WEIGHT * about[p.doc.url]
+        score = p.score + scorer.doc_rank_weight / (1 + p.doc.rank) + scorer.doc_title_weight * about[p.doc.url]
         doc_score[p.doc.url] = max(doc_score.get(p.doc.url, float("-inf")), score)
     by_domain: dict[str, list[Document]] = {}
     for d in sorted(docs, key=lambda d: -doc_score.get(d.url, float("-inf"))):
@@ -248,13 +249,13 @@ def select_evidence(
     per_doc: dict[str, int] = {}
     used = 0
     pool = [
-        p
-        for p in passages
-        if p.doc.url in chosen_docs and p.score > MIN_PASSAGE_SCORE and not q_set.isdisjoint(p.terms)
+        p for p in passages if p.doc.url in chosen_docs and p.score > scorer.min_score and not q_set.isdisjoint(p.terms)
     ]
     while pool and len(evidence) < opts.max_evidence:
         # Greedy by score, discounted by what the page already lent: other pages get their turn.
-        best = max(range(len(pool)), key=lambda i: pool[i].score - SAME_DOC_DISCOUNT * per_doc.get(pool[i].doc.url, 0))
+        best = max(
+            range(len(pool)), key=lambda i: pool[i].score - scorer.same_doc_discount * per_doc.get(pool[i].doc.url, 0)
+        )
         p = pool.pop(best)  # by position: list.remove would compare passages field by field
         if per_doc.get(p.doc.url, 0) >= per_doc_cap:
             continue

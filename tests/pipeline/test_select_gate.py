@@ -252,7 +252,7 @@ def test_an_undated_page_is_not_marked_down_for_a_question_that_is_not_time_sens
     # Reference docs rarely carry a date, a changelog does: under the stable window the dated page
     # must not outrank the reference page for its date alone (it did in the docs corpus).
     from app.language.time import WINDOW_DAYS, TimeClass
-    from app.pipeline.select import FRESH_BONUS, UNDATED_PENALTY
+    from app.pipeline.passage_rank import HANDSET_WEIGHTS
 
     reference = make_doc("https://docs.example/json", ["Pass indent=4 to json.dumps to pretty-print JSON output."])
     changelog = make_doc(
@@ -267,5 +267,5 @@ def test_an_undated_page_is_not_marked_down_for_a_question_that_is_not_time_sens
         return score[changelog.url] - score[reference.url]
 
     stable, news = gap(WINDOW_DAYS[TimeClass.stable]), gap(WINDOW_DAYS[TimeClass.news])
-    assert abs((news - stable) - (UNDATED_PENALTY + FRESH_BONUS)) < 1e-3  # the recency terms, and only they
+    assert abs((news - stable) - (HANDSET_WEIGHTS["fresh"] - HANDSET_WEIGHTS["undated"])) < 1e-3  # the recency terms, and only they
     assert stable < 0  # by its text alone the reference page answers better
