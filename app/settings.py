@@ -98,10 +98,6 @@ class Settings(BaseSettings):
     reranker_path: Path | None = None
     reranker_weight: float = 0.5  # share of the final passage score that comes from the reranker
     rerank_top_k: int = 30
-    # How passages are scored for evidence (app/pipeline/passage_rank.py): "learned", the logistic model
-    # fitted on the labelled dev split (passage_weights.json, python -m eval.train_passages), or
-    # "handset", the hand-set sum of BM25 and adjustments it replaced.
-    passage_scorer: str = "handset"
 
     # --- fetching
     fetch_proxy: str | None = None
@@ -130,8 +126,8 @@ class Settings(BaseSettings):
     default_max_queries: int = 3
     default_max_results: int = 8
     default_max_fetches: int = 6
-    default_max_evidence: int = 20  # a ceiling: evidence is packed by the token budget
-    default_token_budget: int = 3000
+    default_max_evidence: int = 30  # a ceiling: evidence is packed by the token budget
+    default_token_budget: int = 5000
     default_min_sources: int = 2
     # A primary (official) source alone satisfies the independent-sources check: the vendor's own
     # docs are the authority on its release facts.

@@ -17,9 +17,9 @@ from app.language.text import first_words, terms
 from app.pipeline.context import RunContext
 from app.pipeline.injection import strip_instructions
 from app.pipeline.passage_rank import (
+    HandSetScorer,
     PassageScorer,
     RankingContext,
-    build_passage_scorer,
     passage_features,
 )
 from app.pipeline.passage_rank import (
@@ -28,8 +28,9 @@ from app.pipeline.passage_rank import (
 from app.pipeline.passages import Passage, bm25, split_passages
 from app.urls import domain_matches, host_of
 
+HANDSET = HandSetScorer()
 NEAR_DUP_THRESHOLD = 0.7  # Jaccard of 5-word shingles (see docs/ARCHITECTURE.md)
-MAX_PASSAGES_PER_DOC = 8  # a ceiling; packing is by the token budget, with a diversity discount
+MAX_PASSAGES_PER_DOC = 12  # a ceiling; packing is by the token budget, with a diversity discount
 # A primary (vendor) domain is one source but may lend several pages: the answer to a how-to can sit
 # on another page of the same documentation. Independent-source counting still sees one domain.
 PRIMARY_DOCS_PER_DOMAIN = 3
@@ -153,6 +154,7 @@ class Candidates:
     passages: list[Passage]
     features: list[tuple[float, ...]]  # per passage, passage_rank.FEATURES
     q_terms: list[str]
+    ranking: RankingContext
 
 
 def rank_candidates(
@@ -201,7 +203,7 @@ def rank_candidates(
         trusted=frozenset(d.url for d in docs if trusted and domain_matches(host_of(d.url), trusted)),
     )
     features = [passage_features(p, rc) for p in passages]
-    return Candidates(docs, also, decisions, passages, features, q_terms)
+    return Candidates(docs, also, decisions, passages, features, q_terms, rc)
 
 
 def select_evidence(
@@ -220,7 +222,7 @@ def select_evidence(
     opts = ctx.options
     cand = rank_candidates(docs, question, freshness_days, ctx, reranker=reranker)
     docs, also, decisions, passages, q_terms = cand.docs, cand.also, cand.decisions, cand.passages, cand.q_terms
-    scorer = scorer or build_passage_scorer(ctx.settings.passage_scorer)
+    scorer = scorer or HANDSET
     for p, f in zip(passages, cand.features):
         p.score = scorer.score(f)
 

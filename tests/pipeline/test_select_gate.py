@@ -267,5 +267,6 @@ def test_an_undated_page_is_not_marked_down_for_a_question_that_is_not_time_sens
         return score[changelog.url] - score[reference.url]
 
     stable, news = gap(WINDOW_DAYS[TimeClass.stable]), gap(WINDOW_DAYS[TimeClass.news])
-    assert abs((news - stable) - (HANDSET_WEIGHTS["fresh"] - HANDSET_WEIGHTS["undated"])) < 1e-3  # the recency terms, and only they
+    recency = HANDSET_WEIGHTS["fresh"] - HANDSET_WEIGHTS["undated"]
+    assert abs((news - stable) - recency) < 1e-3  # the recency terms, and only they
     assert stable < 0  # by its text alone the reference page answers better
