@@ -129,6 +129,18 @@ class Record:
     kwargs: dict[str, Any] = field(default_factory=dict)
 
 
+def save_records(records: list[Record], path: Path) -> None:
+    # Plain tuples: a Record pickled under `python -m` would name __main__ as its module.
+    path.write_bytes(pickle.dumps([(r.case_id, r.golds, r.args, r.kwargs) for r in records]))
+
+
+def load_records(path: Path) -> list[Record]:
+    """Selections saved by --save. The requests hold their token counter, which tiktoken rebuilds
+    from the offline cache the service provisions."""
+    TokenCounter.for_settings(Settings())
+    return [Record(*row) for row in pickle.loads(path.read_bytes())]
+
+
 def collect(paths: list[str], split: str) -> list[Record]:
     cases = [c for c in load_cases(paths) if c.split == split and c.expected_status == "grounded"]
     calls: list[tuple[tuple, dict]] = []
@@ -229,13 +241,11 @@ def main() -> None:
     ap.add_argument("--load", help="fit on selections recorded earlier instead of running the split")
     args = ap.parse_args()
     if args.load:
-        # The recorded requests hold their token counter, which tiktoken rebuilds from its offline cache.
-        TokenCounter.for_settings(Settings())
-        records = pickle.loads(Path(args.load).read_bytes())
+        records = load_records(Path(args.load))
     else:
         records = collect(args.cases, "dev")
     if args.save:
-        Path(args.save).write_bytes(pickle.dumps(records))
+        save_records(records, Path(args.save))
     table = {r.case_id: rows(r) for r in records}
     cv = cross_validate(records, table)
     best = max(cv, key=lambda pt: (cv[pt], pt))  # ties: the larger constants, closest to the hand-set ones

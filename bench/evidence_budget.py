@@ -1,0 +1,80 @@
+"""Evidence budget sweep on replayed dev selections: recall, evidence size and CPU per setting.
+
+    python -m eval.train_passages --save /tmp/sel.pkl     # records the dev split's selections (once)
+    python bench/evidence_budget.py /tmp/sel.pkl [--primary-pages]
+
+For each (token budget, span ceiling, per-page cap) the recorded selections are replayed with the
+hand-set scorer: the share of answerable dev cases whose evidence holds a gold answer, the median
+evidence tokens, and the CPU ms per request of selection plus the answerability assessment (the two
+stages the budget changes), median of three alternating passes, news and docs apart. Every
+recorded request keeps its own other options; only these three change.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import dataclasses
+import statistics
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from app.language.question import analyse  # noqa: E402
+from app.pipeline import select  # noqa: E402
+from app.pipeline.answerability import build_scorer  # noqa: E402
+from eval.train_passages import load_records  # noqa: E402
+
+SETTINGS = [(3000, 20, 8), (3000, 30, 12), (4000, 30, 12), (5000, 30, 12), (5000, 30, 16), (8000, 30, 30)]
+PASSES = 3
+
+
+def replay(records, budget: int, ceiling: int, cap: int, *, assess: bool = False):
+    scorer = build_scorer("learned")
+    hits, tokens = 0, []
+    t0 = time.process_time()
+    for r in records:
+        docs, question, freshness_days, ctx = r.args
+        ctx = copy.copy(ctx)
+        ctx.options = dataclasses.replace(ctx.options, token_budget=budget, max_evidence=ceiling)
+        sel = select.select_evidence(docs, question, freshness_days, ctx, per_doc_cap=cap)
+        if assess:
+            scorer.assess(analyse(question), sel.evidence, date.today())
+        hits += any(g in e.text.lower() for g in r.golds for e in sel.evidence)
+        tokens.append(sel.prompt_tokens)
+    ms = (time.process_time() - t0) * 1000 / max(1, len(records))
+    return hits / max(1, len(records)), statistics.median(tokens), ms
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("records", type=Path)
+    ap.add_argument("--primary-pages", action="store_true", help="also sweep PRIMARY_DOCS_PER_DOMAIN at 5000/30/12")
+    args = ap.parse_args()
+    records = load_records(args.records)
+    groups = {
+        "news": [r for r in records if r.case_id.startswith("news")],
+        "docs": [r for r in records if r.case_id.startswith("docs")],
+    }
+    print(f"{len(records)} answerable dev cases ({', '.join(f'{k} {len(v)}' for k, v in groups.items())})\n")
+    print("| budget / ceiling / cap | gold in evidence | median tokens | CPU ms news | CPU ms docs |")
+    print("|---|---|---|---|---|")
+    for budget, ceiling, cap in SETTINGS:
+        recall, tokens, _ = replay(records, budget, ceiling, cap)
+        cpu = {}
+        for name, group in groups.items():
+            cpu[name] = statistics.median(replay(group, budget, ceiling, cap, assess=True)[2] for _ in range(PASSES))
+        print(f"| {budget} / {ceiling} / {cap} | {recall:.3f} | {tokens:.0f} | {cpu['news']:.1f} | {cpu['docs']:.1f} |")
+    if args.primary_pages:
+        shipped = select.PRIMARY_DOCS_PER_DOMAIN
+        for n in (2, 3, 4, 5, 6):
+            select.PRIMARY_DOCS_PER_DOMAIN = n
+            print(f"pages per primary domain {n}: gold in evidence {replay(records, 5000, 30, 12)[0]:.3f}")
+        select.PRIMARY_DOCS_PER_DOMAIN = shipped
+
+
+if __name__ == "__main__":
+    main()
