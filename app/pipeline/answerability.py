@@ -185,7 +185,7 @@ class LexicalAnswerability:
             if not anchors_ok:
                 score *= self.anchor_penalty
             score += (
-                PASSAGE_TIE_BREAK * ev.score - POSITION_TIE_BREAK * pos
+                PASSAGE_TIE_BREAK * ev.answer_score - POSITION_TIE_BREAK * pos
             )  # tie-breaks: the better passage, the earlier sentence
             held = frozenset(t for t in q if covered(t, st) or covered(t, context))
             features = sentence_features(

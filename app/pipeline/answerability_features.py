@@ -208,7 +208,7 @@ def sentence_features(
         float(typed),
         float(anchors_ok),
         1 / (1 + pos),
-        min(PASSAGE_SCORE_CAP, max(0.0, ev.score)) / PASSAGE_SCORE_CAP,
+        min(PASSAGE_SCORE_CAP, max(0.0, ev.answer_score)) / PASSAGE_SCORE_CAP,
         float(any(c.isdigit() for c in sentence)),
         float(bool(lead)),
         min(1.0, len(sentence) / LENGTH_NORM_CHARS),

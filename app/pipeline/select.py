@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any
 
 from app.cache.lru import ByteLRU
+from app.corpus.vectors import rerank_text
 from app.domain.types import Document, Evidence, Selection, SelectionDecision
 from app.language.question import analyse
 from app.language.text import first_words, terms
@@ -155,6 +156,7 @@ class Candidates:
     features: list[tuple[float, ...]]  # per passage, passage_rank.FEATURES
     q_terms: list[str]
     ranking: RankingContext
+    lexical_features: list[tuple[float, ...]] | None = None  # before a reranker's blend (None: none ran)
 
 
 def rank_candidates(
@@ -190,20 +192,20 @@ def rank_candidates(
     q_terms = list(analysis.terms)
     passages: list[Passage] = [p for d in docs for p in split_passages(d)]
     idf = bm25(passages, q_terms)
-    top = max((p.score for p in passages), default=0.0) or 1.0
-    if reranker is not None and passages:
-        _rerank(reranker, question, passages, top, ctx)
-        top = 1.0
     rc = RankingContext(
         question=analysis,
         today=ctx.today,
         freshness_days=freshness_days,
-        top=top,
+        top=max((p.score for p in passages), default=0.0) or 1.0,
         idf={t: idf.get(t, max(idf.values(), default=0.0)) for t in q_terms},
         trusted=frozenset(d.url for d in docs if trusted and domain_matches(host_of(d.url), trusted)),
     )
     features = [passage_features(p, rc) for p in passages]
-    return Candidates(docs, also, decisions, passages, features, q_terms, rc)
+    lexical_features = None
+    if reranker is not None and passages and _rerank(reranker, question, passages, rc.top, ctx):
+        lexical_features, rc = features, replace(rc, top=1.0)  # the blend is on a 0..1 scale
+        features = [passage_features(p, rc) for p in passages]
+    return Candidates(docs, also, decisions, passages, features, q_terms, rc, lexical_features)
 
 
 def select_evidence(
@@ -225,6 +227,7 @@ def select_evidence(
     scorer = scorer or HANDSET
     for p, f in zip(passages, cand.features):
         p.score = scorer.score(f)
+    lexical = {id(p): scorer.score(f) for p, f in zip(passages, cand.lexical_features)} if cand.lexical_features else {}
 
     # One document per registrable domain: the best passage, plus the search ranking's view of the
     # whole page (a page ranked first for the question is usually about it, not one that mentions it).
@@ -299,6 +302,7 @@ def select_evidence(
                 kind=p.kind,
                 via=p.doc.via,
                 modified_at=p.doc.dates.modified,
+                lexical_score=round(lexical[id(p)], SCORE_DIGITS) if lexical else None,
             )
         )
     evidence.sort(key=lambda e: -e.score)  # best first, whatever order the same-page discount took them in
@@ -309,14 +313,28 @@ def select_evidence(
     return Selection(evidence=evidence, decisions=decisions, prompt_tokens=used)
 
 
-def _rerank(reranker, question: str, passages: list[Passage], top: float, ctx: RunContext) -> None:
-    """Blend the reranker's view into the top-k lexical scores (both scaled to 0..1)."""
-    k = ctx.settings.rerank_top_k
-    head = sorted(passages, key=lambda p: -p.score)[:k]
-    scores = reranker.score(question, [f"{p.heading}\n{p.text}" for p in head])
+def _rerank(reranker, question: str, passages: list[Passage], top: float, ctx: RunContext) -> bool:
+    """Blend the reranker's view into the top-k lexical scores (both scaled to 0..1); False when it
+    had nothing to score (the scores are left as they were)."""
+    stored_only = getattr(reranker, "stored_only", False)
+    k = 0 if stored_only else ctx.settings.rerank_top_k
+    ranked = sorted(passages, key=lambda p: -p.score)
+    stored = getattr(reranker, "is_stored", None)
+    # Passages whose vectors were computed offline cost nothing: all of them take part, not only the
+    # lexical top k (the answer BM25 ranks 50th shares few words with the question, which is the case
+    # the model is for).
+    head = ranked[:k] + ([p for p in ranked[k:] if stored(rerank_text(p.heading, p.text))] if stored else [])
+    if not head:
+        return False  # nothing to rerank (a stored-only reranker and web pages): the lexical scores stand
+    scores = reranker.score(question, [rerank_text(p.heading, p.text) for p in head])
     lo, hi = min(scores, default=0.0), max(scores, default=0.0)
     w = ctx.settings.reranker_weight
+    head_set = {id(p) for p in head}
     for p in passages:
-        p.score = (1 - w) * p.score / top if p in head else 0.0
+        if id(p) in head_set:
+            p.score = (1 - w) * p.score / top
+        else:  # outside the lexical top k: cut; a stored-only reranker leaves unstored passages' order
+            p.score = (1 - w) * p.score / top if stored_only else 0.0
     for p, s in zip(head, scores):
         p.score += w * ((s - lo) / (hi - lo) if hi > lo else 1.0)
+    return True

@@ -10,6 +10,7 @@ from app.errors import GroundingError
 from app.pipeline.select import select_evidence, select_evidence_off_loop
 from app.providers.rerank.base import build_reranker, register_reranker
 from app.settings import Settings
+from app.state import load_builtin_providers
 from app.tokens import TokenCounter
 from tests.pipeline.helpers import TODAY, make_ctx, make_doc
 
@@ -43,8 +44,15 @@ def test_registered_reranker_reorders_passages():
     assert reranked.evidence[0].url == "https://b.example/y"
 
 
-def test_off_by_default_and_unknown_names_fail_at_start():
-    assert build_reranker(Settings()) is None
+def test_auto_needs_stored_vectors_off_turns_it_off_and_unknown_names_fail_at_start(tmp_path):
+    # "auto" (the default): the MiniLM model over stored passage vectors only, when both are installed.
+    pytest.importorskip("numpy", reason="the `semantic` / `test` extra")
+    load_builtin_providers()  # registers "minilm", as the service's start-up does
+    auto = build_reranker(Settings())
+    assert auto is not None and auto.name == "minilm" and auto.stored_only
+    assert build_reranker(Settings(evidence_vectors_path=tmp_path / "none.npz", corpus_dir=tmp_path)) is None
+    assert build_reranker(Settings(reranker="off")) is None
+    assert build_reranker(Settings(reranker=None)) is None
     with pytest.raises(GroundingError):
         build_reranker(Settings(reranker="nope"))
 
@@ -79,3 +87,38 @@ async def test_a_reranker_runs_off_the_event_loop():
     assert reranker.threads and reranker.threads[0] != threading.main_thread().name
     plain = await select_evidence_off_loop(docs, "Acme Cloud Pro plan", 30, ctx)
     assert [e.url for e in plain.evidence] == [e.url for e in with_model.evidence]
+
+
+class StoredOnly:
+    """A reranker whose vectors for some texts were computed offline: those are free to score."""
+
+    name = "stored-only"
+
+    def __init__(self, stored_marker: str):
+        self.marker = stored_marker
+        self.asked: list[str] = []
+
+    def is_stored(self, text):
+        return self.marker in text
+
+    def score(self, question, passages):
+        self.asked.extend(passages)
+        return [1.0 if self.marker in p else 0.0 for p in passages]
+
+
+def test_stored_passages_beyond_the_lexical_top_k_are_reranked_too():
+    # Ten passages that match the question's words and one that matches none of them: outside the
+    # lexical top k, a reranker with that passage's stored vector still scores it.
+    filler = [f"The Acme Cloud Pro plan note {i} covers projects and support for plan {i}." for i in range(10)]
+    answer = "Invoices arrive monthly by card; STORED receipts go to the account owner."
+    settings = Settings(reranker_weight=0.9, rerank_top_k=3)
+    ctx = make_ctx(min_sources=1)
+    ctx.settings = settings
+    ctx.tokens = TokenCounter(settings.tiktoken_cache_dir)
+    docs = [make_doc(f"https://s{i}.example/p", [p], published=TODAY, rank=i) for i, p in enumerate([*filler, answer])]
+    reranker = StoredOnly("STORED")
+    select_evidence(docs, "Acme Cloud Pro plan projects support billing", 30, ctx, reranker=reranker)
+    assert any("STORED" in text for text in reranker.asked)
+    unstored = StoredOnly("NOWHERE")
+    select_evidence(docs, "Acme Cloud Pro plan projects support billing", 30, ctx, reranker=unstored)
+    assert len(unstored.asked) == 3  # only the lexical top k, as before

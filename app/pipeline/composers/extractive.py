@@ -59,16 +59,18 @@ def compose_extractive(
     pick = _Picker(
         [m for m in assessment.best if m.score >= floor * share], set(analysis.terms), floor, [s for s, _ in chosen]
     )
-    while len(chosen) < limit and (best := pick.next()) is not None:
+    while len(chosen) < MAX_EXTRACTIVE_SENTENCES and (best := pick.next()) is not None:
         chosen.append((best.quoted, best.evidence))
-    # max_tokens bought fewer sentences than the answer has: the client learns it was cut ("length").
-    truncated = bool(chosen) and limit < MAX_EXTRACTIVE_SENTENCES and pick.next() is not None
     if not chosen:
         return Draft(text=NO_ANSWER, composer="extractive", no_answer=True)
     order = {e.span_id: i for i, e in enumerate(evidence)}
     if not conflicts:
         # The best sentence leads; the rest follow in evidence order so the answer reads in sequence.
         chosen = chosen[:1] + sorted(chosen[1:], key=lambda c: order[c[1].span_id])
+    # max_tokens keeps the answer's first sentences, so a shortened answer is a prefix of the whole one;
+    # the client learns it was cut ("length").
+    truncated = len(chosen) > limit
+    chosen = chosen[:limit]
     text = " ".join(_cite(s, ev.span_id) for s, ev in chosen)
     return Draft(text=text, composer="extractive", truncated=truncated)
 

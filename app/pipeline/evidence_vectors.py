@@ -1,0 +1,72 @@
+"""Stored sentence-model vectors of a corpus's passages, so that using the model costs a dot product
+instead of a forward pass per passage.
+
+    python -m app.pipeline.evidence_vectors corpus/sample      # -> corpus/sample.vectors/*.npz
+
+Two files (app/corpus/vectors.py): `index-minilm.npz`, the corpus index's passages, for dense
+retrieval in the local search provider (app/corpus/dense.py); `evidence-minilm.npz`, the evidence
+passages. Each run embeds only the texts the files lack. For the evidence file, each corpus page is extracted and split into passages exactly as the service does for evidence
+selection (app/pipeline/extract.py, app/pipeline/passages.py), and each passage's reranker text
+(heading, newline, text) is embedded once. The encoder reads the file at start-up
+(MiniLMEncoder.preload) and answers a stored text from it: the MiniLM passage reranker then scores
+every passage of a corpus page for the cost of embedding the question. A text the file lacks (a
+changed page, a web page) is embedded as before.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+from app.corpus.dense import build_vectors
+from app.corpus.index import CorpusIndex
+from app.corpus.vectors import EVIDENCE_VECTORS_NAME, INDEX_VECTORS_NAME, rerank_text, vectors_dir, write_vectors
+from app.domain.types import FetchedPage, FetchReason
+from app.pipeline.extract import extract_page
+from app.pipeline.passages import split_passages
+from app.providers.rerank.minilm import shared_encoder
+
+HTTP_OK = 200
+
+
+def corpus_passage_texts(index: CorpusIndex) -> list[str]:
+    texts: dict[str, None] = {}
+    for url in index.urls():
+        found = index.get_document(url)
+        if found is None:
+            continue
+        content, content_type = found
+        page = FetchedPage(
+            url=url,
+            requested_url=url,
+            reason=FetchReason.from_provider,
+            status=HTTP_OK,
+            content_type=content_type,
+            body=content.encode("utf-8", "surrogatepass"),
+            fetched_at=datetime.now(UTC),
+        )
+        doc = extract_page(page, None, 0)
+        if doc is not None:
+            texts.update((rerank_text(p.heading, p.text), None) for p in split_passages(doc))
+    return list(texts)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m app.pipeline.evidence_vectors", description=__doc__)
+    ap.add_argument("source", type=Path, help="a corpus folder")
+    ap.add_argument("--out", type=Path, help="folder of the two files (default: SOURCE.vectors)")
+    args = ap.parse_args(argv)
+    out = args.out or vectors_dir(args.source)
+    out.mkdir(parents=True, exist_ok=True)
+    index, encoder = CorpusIndex.build(args.source), shared_encoder("")
+    computed, reused = build_vectors(index, encoder, out / INDEX_VECTORS_NAME)
+    print(f"index passages: {computed} embedded, {reused} reused -> {out / INDEX_VECTORS_NAME}")
+    computed, reused = write_vectors(corpus_passage_texts(index), encoder, out / EVIDENCE_VECTORS_NAME)
+    print(f"evidence passages: {computed} embedded, {reused} reused -> {out / EVIDENCE_VECTORS_NAME}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
