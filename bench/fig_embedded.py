@@ -32,6 +32,7 @@ TARGET_RPS = 15.0  # answers/s on 2 cores (2 workers)
 TARGET_MEDIAN_S = 2.0  # c=24 median latency
 TARGET_WORKERS = 2
 WARM = 8
+VARIANT: dict[str, str] = json.loads(os.environ.get("BENCH_EMBEDDED_ENV") or "{}")
 QUESTION_FILES = ("eval/labelled/questions/*.jsonl", "eval/cases/*.jsonl")
 
 
@@ -141,7 +142,9 @@ def run(cfg: BenchConfig) -> dict:
         for _ in range(cfg.embedded_repeats):
             questions = Questions(pool)  # a fresh service per repeat: each starts at the top of the pool
             load_before = os.getloadavg()[0]
-            with ServiceProcess({}, workers=workers) as svc:  # the embedded defaults: no upstream settings
+            # The embedded defaults: no upstream settings; BENCH_EMBEDDED_ENV (JSON of GA_ settings) measures a
+            # variant the same way, e.g. '{"GA_CORPUS_DENSE": "off", "GA_RERANKER": "off"}' (BM25 alone).
+            with ServiceProcess(VARIANT, workers=workers) as svc:
                 url = svc.url + "/v1/chat/completions"
                 warm = questions.jobs(WARM)
                 questions.sent(closed_loop(url, warm, min(WARM, 2 * workers))[0])

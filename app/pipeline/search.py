@@ -51,6 +51,7 @@ async def search_all(
             include_domains=opts.include_domains,
             exclude_domains=opts.exclude_domains,
             freshness_days=freshness_days,
+            question=question,
         )
         for q in queries
     ]
@@ -131,7 +132,7 @@ async def _search_chain(
                 result, how = await call(), "miss"
             else:
                 result, how = await flights.cached(
-                    _cache_key(provider.name, query),
+                    _cache_key(provider.name, query, getattr(provider, "uses_question", False)),
                     cache,
                     layer="search",
                     compute=call,
@@ -220,14 +221,12 @@ def _merge(results: list[SearchResult], question: str, opts, filtered: dict[str,
     return [merged[k] for k in ranked]
 
 
-def _cache_key(provider: str, q: SearchQuery) -> str:
+def _cache_key(provider: str, q: SearchQuery, uses_question: bool = False) -> str:
     norm = " ".join(q.text.lower().split())
-    return (
-        "search:"
-        + orjson.dumps(
-            [provider, norm, q.count, sorted(q.include_domains), sorted(q.exclude_domains), q.freshness_days]
-        ).decode()
-    )
+    key = [provider, norm, q.count, sorted(q.include_domains), sorted(q.exclude_domains), q.freshness_days]
+    if uses_question:  # its hits depend on the question too (the local corpus's dense leg)
+        key.append(" ".join(q.question.lower().split()))
+    return "search:" + orjson.dumps(key).decode()
 
 
 def _holds_pages(provider: SearchProvider) -> bool:

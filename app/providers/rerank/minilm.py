@@ -80,7 +80,13 @@ class MiniLMEncoder:
 
     def __init__(self, folder: Path | None = None) -> None:
         import numpy as np
+        from threadpoolctl import threadpool_limits
         from tokenizers import Tokenizer
+
+        # One BLAS thread: a request embeds a question (tens of tokens), too small to share across cores,
+        # and OpenBLAS's idle threads spin — measured ~80 ms of CPU more per corpus answer with the
+        # default two (docs/EVALUATION.md). Requests run in parallel on their own threads instead.
+        threadpool_limits(limits=1, user_api="blas")
 
         folder = folder or model_dir()
         config = json.loads((folder / "config.json").read_text())

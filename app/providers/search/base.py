@@ -25,6 +25,9 @@ class SearchQuery:
     include_domains: list[str] = field(default_factory=list)
     exclude_domains: list[str] = field(default_factory=list)
     freshness_days: int | None = None
+    # The user's question the queries were planned from: a provider that embeds (the local corpus's
+    # dense leg) embeds it once a request instead of each query.
+    question: str = ""
 
 
 @runtime_checkable

@@ -63,6 +63,11 @@ class LocalCorpusSearch:
     def dense(self) -> bool:
         return self._dense is not None
 
+    @property
+    def uses_question(self) -> bool:
+        """Hits depend on SearchQuery.question (the search cache keys them by it)."""
+        return self._dense is not None
+
     @classmethod
     def open(
         cls, corpus_dir: Path, index_path: Path | None = None, primary_domains: list[str] | None = None
@@ -124,7 +129,9 @@ class LocalCorpusSearch:
         )
         if self._dense is None or count <= 0 or not query.text.strip():
             return lexical[:count]
-        vector = self._encoder.embed([query.text])[0]
+        # The question, when the search stage passes it: one embedding a request for all its queries
+        # (and the reranker's, app/pipeline/select.py, is the same text: a memo hit).
+        vector = self._encoder.embed([query.question or query.text])[0]
         dense = index.hits_for(self._dense.search(vector, DENSE_POOL, include, exclude), with_content=False)
         by_url = {hit.url: hit for hit in dense}
         by_url.update((hit.url, hit) for hit in lexical)  # a lexical hit's snippet shows the matched words
