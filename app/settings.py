@@ -98,7 +98,7 @@ class Settings(BaseSettings):
     corpus_dense: Literal["auto", "on", "off"] = "auto"
     corpus_vectors_path: Path | None = None
 
-    # --- reranking (off by default; BM25 on the question ranks passages)
+    # --- reranking (blended into the BM25 score of passages; app/providers/rerank/base.py)
     # "auto": MiniLM over the passages whose vectors are stored (the shipped corpus's; one question embedding a
     # request), off when the model or the vectors are not installed; "minilm" or "cross-encoder": always, on
     # the lexical top k (seconds of CPU a request without stored vectors); "off".

@@ -84,8 +84,8 @@ class MiniLMEncoder:
         from tokenizers import Tokenizer
 
         # One BLAS thread: a request embeds a question (tens of tokens), too small to share across cores,
-        # and OpenBLAS's idle threads spin — measured ~80 ms of CPU more per corpus answer with the
-        # default two (docs/EVALUATION.md). Requests run in parallel on their own threads instead.
+        # and OpenBLAS's idle threads spin: with the default two, an embedded docs answer cost ~3x the CPU
+        # of BM25 alone instead of ~1.7x (docs/BENCHMARKS.md). Requests run in parallel on their own threads.
         threadpool_limits(limits=1, user_api="blas")
 
         folder = folder or model_dir()
@@ -128,7 +128,7 @@ class MiniLMEncoder:
         self._stored: dict[str, Any] = {}
 
     def preload(self, path: Path) -> int:
-        """Answer the texts stored in `path` (app/providers/rerank/vectors.py) without the model;
+        """Answer the texts stored in `path` (app/corpus/vectors.py) without the model;
         returns how many vectors the file holds (0 when it is missing)."""
         vectors = _read_cached(path)
         self._stored.update(vectors)
