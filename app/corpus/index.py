@@ -233,8 +233,7 @@ class CorpusIndex:
             if rowid not in by_rowid:
                 continue
             url, title, host, primary, ctype, content, digest, section, body = by_rowid[rowid]
-            snippet = _trim(body)
-            hits.append(CorpusHit(url=url, title=title, snippet=f"{section}: {snippet}" if section and section not in title else snippet,
+            hits.append(CorpusHit(url=url, title=title, snippet=_section_led(section, title, _trim(body)),
                                   score=score, primary=bool(primary), content_type=ctype,
                                   raw_content=content, host=host, digest=digest))
         return hits
@@ -306,8 +305,7 @@ class CorpusIndex:
         # The section heading leads the snippet: "Release date: 2022-10-24" alone does not say
         # which release it is about.
         return {
-            rowid: (url, title, host, primary, ctype, raw, digest,
-                    f"{section}: {snippet}" if section and section not in title else snippet)
+            rowid: (url, title, host, primary, ctype, raw, digest, _section_led(section, title, snippet))
             for rowid, url, title, host, primary, ctype, raw, digest, snippet, section in rows
         }
 
@@ -391,6 +389,11 @@ def _domain_filter(include: list[str] | tuple[str, ...], exclude: list[str] | tu
         parts.append("(" + " OR ".join(clause(d) for d in inc) + ")")
     parts.extend("NOT " + clause(d) for d in exc)
     return ("AND " + " AND ".join(parts)) if parts else "", params
+
+
+def _section_led(section: str, title: str, snippet: str) -> str:
+    """The section heading leads the snippet unless the page title already says it."""
+    return f"{section}: {snippet}" if section and section not in title else snippet
 
 
 def _trim(snippet: str) -> str:

@@ -17,18 +17,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 
 from app.corpus.dense import build_vectors
 from app.corpus.index import CorpusIndex
 from app.corpus.vectors import EVIDENCE_VECTORS_NAME, INDEX_VECTORS_NAME, rerank_text, vectors_dir, write_vectors
-from app.domain.types import FetchedPage, FetchReason
 from app.pipeline.extract import extract_page
+from app.pipeline.fetch import held_body, held_page
 from app.pipeline.passages import split_passages
 from app.providers.rerank.minilm import shared_encoder
-
-HTTP_OK = 200
 
 
 def corpus_passage_texts(index: CorpusIndex) -> list[str]:
@@ -38,15 +35,8 @@ def corpus_passage_texts(index: CorpusIndex) -> list[str]:
         if found is None:
             continue
         content, content_type = found
-        page = FetchedPage(
-            url=url,
-            requested_url=url,
-            reason=FetchReason.from_provider,
-            status=HTTP_OK,
-            content_type=content_type,
-            body=content.encode("utf-8", "surrogatepass"),
-            fetched_at=datetime.now(UTC),
-        )
+        page = held_page(url, content_type)  # as the fetch stage reads a corpus page
+        page.body = held_body(content)
         doc = extract_page(page, None, 0)
         if doc is not None:
             texts.update((rerank_text(p.heading, p.text), None) for p in split_passages(doc))

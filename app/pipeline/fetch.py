@@ -133,11 +133,26 @@ async def _extract_held(
     return doc
 
 
+def held_page(url: str, content_type: str) -> FetchedPage:
+    """A page a provider holds (the local corpus): not fetched, reported as from the provider."""
+    return FetchedPage(
+        url=url,
+        requested_url=url,
+        reason=FetchReason.from_provider,
+        status=HTTP_OK,
+        content_type=content_type,
+        fetched_at=datetime.now(UTC),
+    )
+
+
 def _held_body(hit: SearchHit) -> bytes:
+    return held_body(hit.raw_content or "")
+
+
+def held_body(text: str) -> bytes:
     # JSON may carry an unpaired surrogate ("\ud800"), which strict UTF-8 cannot encode (the memo's
     # content_digest names the text as given, with surrogatepass). Cleaned only when the encoding
     # fails: a held page can run to megabytes, and the encoding is needed anyway.
-    text = hit.raw_content or ""
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
@@ -163,14 +178,8 @@ async def _load(
     memo: ExtractionMemo | None = None,
 ) -> tuple[FetchedPage, Document | None]:
     if hit.raw_content is not None:
-        page = FetchedPage(
-            url=hit.url,
-            requested_url=hit.url,
-            reason=FetchReason.from_provider,
-            status=HTTP_OK,
-            content_type=hit.raw_content_type,
-            fetched_at=datetime.now(UTC),
-        )  # the body is encoded only when the page is extracted (not on an extraction-memo hit)
+        # the body is encoded only when the page is extracted (not on an extraction-memo hit)
+        page = held_page(hit.url, hit.raw_content_type)
         return page, await _extract_held(page, hit, rank, ctx, memo)
     policy = ctx.options.cache
     if cache is None or policy == "bypass":

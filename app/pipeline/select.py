@@ -154,8 +154,7 @@ class Candidates:
     decisions: list[SelectionDecision]
     passages: list[Passage]
     features: list[tuple[float, ...]]  # per passage, passage_rank.FEATURES
-    q_terms: list[str]
-    ranking: RankingContext
+    ranking: RankingContext  # the question's analysis (its terms), the scale and IDF the features used
     lexical_features: list[tuple[float, ...]] | None = None  # before a reranker's blend (None: none ran)
 
 
@@ -205,7 +204,7 @@ def rank_candidates(
     if reranker is not None and passages and _rerank(reranker, question, passages, rc.top, ctx):
         lexical_features, rc = features, replace(rc, top=1.0)  # the blend is on a 0..1 scale
         features = [passage_features(p, rc) for p in passages]
-    return Candidates(docs, also, decisions, passages, features, q_terms, rc, lexical_features)
+    return Candidates(docs, also, decisions, passages, features, rc, lexical_features)
 
 
 def select_evidence(
@@ -223,7 +222,8 @@ def select_evidence(
     budgets the block text alone, which is what it returns."""
     opts = ctx.options
     cand = rank_candidates(docs, question, freshness_days, ctx, reranker=reranker)
-    docs, also, decisions, passages, q_terms = cand.docs, cand.also, cand.decisions, cand.passages, cand.q_terms
+    docs, also, decisions, passages = cand.docs, cand.also, cand.decisions, cand.passages
+    q_terms = cand.ranking.question.terms
     scorer = scorer or HANDSET
     for p, f in zip(passages, cand.features):
         p.score = scorer.score(f)

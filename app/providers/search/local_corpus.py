@@ -60,10 +60,6 @@ class LocalCorpusSearch:
         self._encoder = encoder
 
     @property
-    def dense(self) -> bool:
-        return self._dense is not None
-
-    @property
     def uses_question(self) -> bool:
         """Hits depend on SearchQuery.question (the search cache keys them by it)."""
         return self._dense is not None
@@ -74,11 +70,7 @@ class LocalCorpusSearch:
     ) -> LocalCorpusSearch:
         """Index corpus_dir (in memory, or in index_path reused while current). A deployment may
         ship only the index file: with corpus_dir absent, index_path is opened as is."""
-        if not Path(corpus_dir).exists() and index_path is not None and Path(index_path).is_file():
-            index = CorpusIndex.open(index_path)
-        else:
-            index = CorpusIndex.build(corpus_dir, index_path)
-        return cls(index, primary_domains=primary_domains)
+        return cls(_open_index(corpus_dir, index_path), primary_domains=primary_domains)
 
     @property
     def index(self) -> CorpusIndex:
@@ -147,6 +139,12 @@ class LocalCorpusSearch:
             await asyncio.to_thread(index.close)
 
 
+def _open_index(corpus_dir: Path, index_path: Path | None) -> CorpusIndex:
+    if not Path(corpus_dir).exists() and index_path is not None and Path(index_path).is_file():
+        return CorpusIndex.open(index_path)
+    return CorpusIndex.build(corpus_dir, index_path)
+
+
 def dense_leg(settings: Settings, index: CorpusIndex) -> tuple[DenseIndex | None, Any]:
     """The stored passage vectors and the encoder for queries, per GA_CORPUS_DENSE: "auto" uses them
     when both are installed, "on" requires them, "off" never."""
@@ -175,7 +173,7 @@ def dense_leg(settings: Settings, index: CorpusIndex) -> tuple[DenseIndex | None
 
 def build_local_corpus(settings: Settings, http_client: httpx.AsyncClient) -> LocalCorpusSearch:
     """Factory for the registry; http_client is unused (the corpus needs no network)."""
-    index = LocalCorpusSearch.open(settings.corpus_dir, settings.corpus_index_path).index
+    index = _open_index(settings.corpus_dir, settings.corpus_index_path)
     dense, encoder = dense_leg(settings, index)
     return LocalCorpusSearch(index, primary_domains=settings.primary_domains, dense=dense, encoder=encoder)
 
