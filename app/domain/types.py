@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 import hashlib
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
@@ -95,6 +96,15 @@ class SearchHit:
     raw_content_digest: str | None = None
     primary: bool = False
     queries: list[str] = field(default_factory=list)
+    # A page the provider holds but did not hand over (the local corpus): how to read it. The fetch
+    # stage calls it only when the extraction memo lacks the page (a 4 MB page read per answer, only to
+    # find its extraction remembered, cost ~1 ms each). Not serialised.
+    read_page: Callable[[], Awaitable[tuple[str, str] | None]] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def held(self) -> bool:
+        """The provider holds this page: it is read from there, never fetched."""
+        return self.raw_content is not None or self.read_page is not None
 
 
 def content_digest(text: str) -> str:

@@ -82,7 +82,7 @@ def snippet_answers(hit: SearchHit, question: str) -> bool:
         kind is not None
         and kind in SNIPPET_KINDS
         and hit.primary
-        and hit.raw_content is None
+        and not hit.held
         and hit.published_at is not None
         and len(hit.snippet) >= MIN_ANSWERING_SNIPPET_CHARS
         and values_in(kind, hit.snippet)
@@ -115,6 +115,8 @@ async def _extract_held(
 ) -> Document | None:
     """A provider-held page, through the extraction memo (the same bytes extract the same way)."""
     if memo is None:
+        if not await _read_held(hit, page):
+            return None
         page.body = _held_body(hit)
         return await _extract(page, hit, rank, ctx)
     digest = hit.raw_content_digest or content_digest(hit.raw_content or "")
@@ -127,10 +129,29 @@ async def _extract_held(
             return None
         return replace(doc, rank=rank, primary=hit.primary, fetched_at=page.fetched_at)
     metrics.EXTRACTION_MEMO.labels(outcome="miss").inc()
+    if not await _read_held(hit, page):
+        return None
     page.body = _held_body(hit)
     doc = await _extract(page, hit, rank, ctx)
     memo.put(key, doc)
     return doc
+
+
+async def _read_held(hit: SearchHit, page: FetchedPage) -> bool:
+    """The held page's text into the hit, read from its provider when it was not handed over; False
+    (the page marked lost) when the provider no longer has it."""
+    if hit.raw_content is None and hit.read_page is not None:
+        try:
+            found = await hit.read_page()
+        except Exception:  # a provider read that fails loses the page, not the request
+            found = None
+        if found is not None:
+            hit.raw_content, hit.raw_content_type = found
+            page.content_type = hit.raw_content_type
+    if hit.raw_content is None:
+        page.reason, page.detail = FetchReason.network_error, "provider_page_missing"
+        return False
+    return True
 
 
 def held_page(url: str, content_type: str) -> FetchedPage:
@@ -177,8 +198,8 @@ async def _load(
     flights: SingleFlight | None,
     memo: ExtractionMemo | None = None,
 ) -> tuple[FetchedPage, Document | None]:
-    if hit.raw_content is not None:
-        # the body is encoded only when the page is extracted (not on an extraction-memo hit)
+    if hit.held:
+        # read and encoded only when the page is extracted (not on an extraction-memo hit)
         page = held_page(hit.url, hit.raw_content_type)
         return page, await _extract_held(page, hit, rank, ctx, memo)
     policy = ctx.options.cache

@@ -20,7 +20,7 @@ import re
 import unicodedata
 import zlib
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 from app.extract.text_clean import strip_invisible
@@ -164,20 +164,42 @@ def cues(text: str) -> set[str]:
     return found
 
 
+_PREFIX_CRC = {prefix: zlib.crc32(prefix.encode()) for prefix in ("w:", "b:", "c:")}
+
+
+def _ngram_buckets(low: str) -> set[int]:
+    """The buckets of one normalised line's word 1-2-grams and character 3-5-grams: crc32 of
+    "w:word", "b:word word", "c:gram" (UTF-8). The prefix's CRC is computed once and continued
+    (zlib.crc32(data, start)), and an ASCII line's character n-grams are byte slices of one encoding:
+    the same buckets as hashing each name string, at a third of the cost (a sentence is scored for
+    every evidence span)."""
+    crc = zlib.crc32
+    toks = _WORD_RE.findall(low)
+    w0, b0, c0 = _PREFIX_CRC["w:"], _PREFIX_CRC["b:"], _PREFIX_CRC["c:"]
+    out = {crc(t.encode(), w0) for t in toks}
+    out.update(crc(f"{a} {b}".encode(), b0) for a, b in zip(toks, toks[1:]))
+    padded = f" {low} "
+    if padded.isascii():
+        raw = padded.encode()
+        for n in CHAR_NGRAMS:
+            out.update(crc(raw[i : i + n], c0) for i in range(max(0, len(raw) - n + 1)))
+    else:  # a character is several bytes: n-grams of characters, each encoded
+        for n in CHAR_NGRAMS:
+            out.update(crc(padded[i : i + n].encode(), c0) for i in range(max(0, len(padded) - n + 1)))
+    return {h % BUCKETS for h in out}
+
+
+def _cue_bucket(cue: str) -> int:
+    return zlib.crc32(("cue:" + cue).encode("utf-8")) % BUCKETS
+
+
 def features(text: str) -> dict[int, float]:
     """Hashed features of one sentence or line: L2-normalised n-gram presence (scaled to
     NGRAM_WEIGHT) plus one fixed-value feature per cue."""
-    low = normalise(text)
-    toks = _WORD_RE.findall(low)
-    names = {"w:" + t for t in toks}
-    names.update(f"b:{a} {b}" for a, b in zip(toks, toks[1:]))
-    padded = f" {low} "
-    for n in CHAR_NGRAMS:
-        names.update("c:" + padded[i : i + n] for i in range(max(0, len(padded) - n + 1)))
-    idx = {zlib.crc32(name.encode("utf-8")) % BUCKETS for name in names}
+    idx = _ngram_buckets(normalise(text))
     out = dict.fromkeys(idx, NGRAM_WEIGHT / math.sqrt(len(idx))) if idx else {}
     for cue in cues(text):
-        out[zlib.crc32(("cue:" + cue).encode("utf-8")) % BUCKETS] = CUE_VALUE
+        out[_cue_bucket(cue)] = CUE_VALUE
     return out
 
 
@@ -188,8 +210,29 @@ class InjectionModel:
     threshold: float  # a sentence at or above this probability is removed
     near_threshold: float  # ... and its neighbours in the same paragraph at or above this one
 
+    @cached_property
+    def _dense(self) -> list[float]:
+        # Every bucket's weight by position (2 MiB of pointers, one shared 0.0): the sum below runs in C.
+        dense = [0.0] * BUCKETS
+        for i, w in self.weights.items():
+            dense[i] = w
+        return dense
+
     def probability(self, text: str) -> float:
-        z = self.bias + sum(self.weights.get(i, 0.0) * v for i, v in features(text).items())
+        """P(instruction) of one sentence: features(text) against the weights, without building the
+        feature dict (tests/pipeline/test_injection.py checks the two agree)."""
+        dense = self._dense
+        idx = _ngram_buckets(normalise(text))
+        cue_idx = {_cue_bucket(cue) for cue in cues(text)}
+        ngrams = idx - cue_idx  # a cue's bucket carries the cue's value, as in features()
+        z = self.bias + CUE_VALUE * sum(map(dense.__getitem__, cue_idx))
+        if idx:
+            z += NGRAM_WEIGHT / math.sqrt(len(idx)) * sum(map(dense.__getitem__, ngrams))
+        return 1.0 / (1.0 + math.exp(-max(-LOGIT_CLAMP, min(LOGIT_CLAMP, z))))
+
+    def probability_of_features(self, feats: dict[int, float]) -> float:
+        """The same from a feature dict (the trainer's form)."""
+        z = self.bias + sum(self.weights.get(i, 0.0) * v for i, v in feats.items())
         return 1.0 / (1.0 + math.exp(-max(-LOGIT_CLAMP, min(LOGIT_CLAMP, z))))
 
     @classmethod

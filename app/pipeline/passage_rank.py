@@ -58,11 +58,16 @@ def document_age_days(published: date | None, modified: date | None, today: date
     return None if not known else (today - max(known)).days
 
 
-def passage_features(p: Passage, rc: RankingContext) -> tuple[float, ...]:
+def lexical_feature(p: Passage, rc: RankingContext) -> float:
+    """FEATURES[0]: the passage's score scaled by the pool's best, code halved, scraps shortened."""
     short = len(p.text) < MIN_PASSAGE_CHARS and not api_entry(p.text.partition("\n")[0])
     brevity = max(MIN_BREVITY, len(p.text) / MIN_PASSAGE_CHARS) if short else 1.0
+    return p.score / rc.top * (CODE_WEIGHT if p.kind == "code" else 1.0) * brevity
+
+
+def passage_features(p: Passage, rc: RankingContext) -> tuple[float, ...]:
     code = p.kind == "code"
-    lexical = p.score / rc.top * (CODE_WEIGHT if code else 1.0) * brevity
+    lexical = lexical_feature(p, rc)
     age = document_age_days(p.doc.dates.published, p.doc.dates.modified, rc.today)
     time_sensitive = rc.freshness_days < STABLE_WINDOW_DAYS
     return (

@@ -7,6 +7,7 @@ import asyncio
 import logging
 import time
 from dataclasses import replace
+from functools import partial
 
 import orjson
 
@@ -273,17 +274,21 @@ def _encode(result: SearchResult, provider: SearchProvider) -> bytes:
 
 
 async def _restore_pages(hits: list[SearchHit], providers: list[SearchProvider]) -> None:
-    """Put the pages a provider holds (the local corpus) into its hits the fetch stage will read.
-    Such a provider answers searches without its pages (reading a 4 MB page for every hit of every
-    query was a fifth of a docs-corpus answer's CPU), and its cache entries keep hit lists only; the
-    page of a chosen hit is read here, once. A hit another provider won the merge with is fetched
-    as that provider found it (live), not served from the corpus."""
+    """Give the hits the fetch stage will read their pages where a provider holds them (the local
+    corpus). Such a provider answers searches without its pages (reading a 4 MB page for every hit of
+    every query was a fifth of a docs-corpus answer's CPU), and its cache entries keep hit lists only.
+    A hit whose content digest is known gets a reader, called by the fetch stage only when the
+    extraction memo lacks the page; the others' pages are read here. A hit another provider won the
+    merge with is fetched as that provider found it (live), not served from the corpus."""
     for provider in (p for p in providers if _holds_pages(p)):
         missing = [h for h in hits if h.raw_content is None and h.provider == provider.name]
-        if not missing:
+        for hit in (h for h in missing if h.raw_content_digest):
+            hit.read_page = partial(provider.get_document, hit.url)  # type: ignore[attr-defined]
+        unnamed = [h for h in missing if not h.raw_content_digest]
+        if not unnamed:
             continue
-        docs = await asyncio.gather(*(provider.get_document(h.url) for h in missing))  # type: ignore[attr-defined]
-        for hit, doc in zip(missing, docs):
+        docs = await asyncio.gather(*(provider.get_document(h.url) for h in unnamed))  # type: ignore[attr-defined]
+        for hit, doc in zip(unnamed, docs):
             if doc is not None:
                 hit.raw_content, hit.raw_content_type = doc
 

@@ -5,6 +5,7 @@ recorded with its reason."""
 from __future__ import annotations
 
 import asyncio
+import heapq
 import sys
 from dataclasses import dataclass, replace
 from datetime import date
@@ -21,6 +22,7 @@ from app.pipeline.passage_rank import (
     HandSetScorer,
     PassageScorer,
     RankingContext,
+    lexical_feature,
     passage_features,
 )
 from app.pipeline.passage_rank import (
@@ -203,7 +205,8 @@ def rank_candidates(
     lexical_features = None
     if reranker is not None and passages and _rerank(reranker, question, passages, rc.top, ctx):
         lexical_features, rc = features, replace(rc, top=1.0)  # the blend is on a 0..1 scale
-        features = [passage_features(p, rc) for p in passages]
+        # Only the lexical feature reads the (now blended) score: the others are the same as before.
+        features = [(lexical_feature(p, rc), *f[1:]) for p, f in zip(passages, lexical_features)]
     return Candidates(docs, also, decisions, passages, features, rc, lexical_features)
 
 
@@ -256,13 +259,21 @@ def select_evidence(
     pool = [
         p for p in passages if p.doc.url in chosen_docs and p.score > scorer.min_score and not q_set.isdisjoint(p.terms)
     ]
-    while pool and len(evidence) < opts.max_evidence:
-        # Greedy by score, discounted by what the page already lent: other pages get their turn.
-        best = max(
-            range(len(pool)), key=lambda i: pool[i].score - scorer.same_doc_discount * per_doc.get(pool[i].doc.url, 0)
-        )
-        p = pool.pop(best)  # by position: list.remove would compare passages field by field
-        if per_doc.get(p.doc.url, 0) >= per_doc_cap:
+    # Greedy by score, discounted by what the page already lent: other pages get their turn. A heap of
+    # (-discounted score, position, the page's count it was pushed with): a page's count only grows, so
+    # an entry pushed with an older count is an upper bound, pushed again with the new one when it
+    # surfaces; ties go to the earlier passage (the order of a linear scan).
+    discount = scorer.same_doc_discount
+    heap = [(-p.score, i, 0) for i, p in enumerate(pool)]
+    heapq.heapify(heap)
+    while heap and len(evidence) < opts.max_evidence:
+        _, i, seen = heapq.heappop(heap)
+        p = pool[i]
+        lent = per_doc.get(p.doc.url, 0)
+        if lent != seen:
+            heapq.heappush(heap, (-(p.score - discount * lent), i, lent))
+            continue
+        if lent >= per_doc_cap:
             continue
         # Counted as rendered for the composer: text plus its header line (id, title, section, domain, date).
         header = f"{p.doc.title} {p.heading} {p.doc.domain}"
@@ -317,16 +328,21 @@ def _rerank(reranker, question: str, passages: list[Passage], top: float, ctx: R
     """Blend the reranker's view into the top-k lexical scores (both scaled to 0..1); False when it
     had nothing to score (the scores are left as they were)."""
     stored_only = getattr(reranker, "stored_only", False)
-    k = 0 if stored_only else ctx.settings.rerank_top_k
-    ranked = sorted(passages, key=lambda p: -p.score)
-    stored = getattr(reranker, "is_stored", None)
     # Passages whose vectors were computed offline cost nothing: all of them take part, not only the
     # lexical top k (the answer BM25 ranks 50th shares few words with the question, which is the case
     # the model is for).
-    head = ranked[:k] + ([p for p in ranked[k:] if stored(rerank_text(p.heading, p.text))] if stored else [])
+    if stored_only and hasattr(reranker, "score_stored"):
+        found = reranker.score_stored(question, [rerank_text(p.heading, p.text) for p in passages])
+        head = [p for p, s in zip(passages, found) if s is not None]
+        scores = [s for s in found if s is not None]
+    else:
+        k = 0 if stored_only else ctx.settings.rerank_top_k
+        ranked = sorted(passages, key=lambda p: -p.score)
+        stored = getattr(reranker, "is_stored", None)
+        head = ranked[:k] + ([p for p in ranked[k:] if stored(rerank_text(p.heading, p.text))] if stored else [])
+        scores = reranker.score(question, [rerank_text(p.heading, p.text) for p in head]) if head else []
     if not head:
         return False  # nothing to rerank (a stored-only reranker and web pages): the lexical scores stand
-    scores = reranker.score(question, [rerank_text(p.heading, p.text) for p in head])
     lo, hi = min(scores, default=0.0), max(scores, default=0.0)
     w = ctx.settings.reranker_weight
     head_set = {id(p) for p in head}

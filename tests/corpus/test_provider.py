@@ -98,8 +98,9 @@ async def test_registry_factory_builds_from_settings(tmp_path):
 
 
 async def test_the_search_stage_reads_only_the_pages_it_will_fetch(provider):
-    # The provider answers without pages; search_all reads the pages of its hits among the first
-    # max_fetches candidates, and no other.
+    # The provider answers without pages; search_all gives its hits among the first max_fetches
+    # candidates a reader of their page (the fetch stage calls it only on an extraction-memo miss),
+    # and no other hit either a page or a reader.
     from app.pipeline.search import search_all
     from tests.pipeline.helpers import make_ctx
 
@@ -110,5 +111,6 @@ async def test_the_search_stage_reads_only_the_pages_it_will_fetch(provider):
     assert len(found.candidates) > 2
     chosen, rest = found.candidates[:2], found.candidates[2:]
     for hit in chosen:
-        assert hit.raw_content == (await provider.get_document(hit.url))[0]
-    assert all(h.raw_content is None for h in rest)
+        assert hit.held and hit.raw_content is None and hit.raw_content_digest
+        assert await hit.read_page() == await provider.get_document(hit.url)
+    assert all(h.raw_content is None and h.read_page is None and not h.held for h in rest)

@@ -17,7 +17,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.pipeline.injection import is_instruction, model, strip_instructions
+from app.language.text import split_sentences
+from app.pipeline.injection import features, is_instruction, model, strip_instructions
 from eval.scripted_model import ScriptedModel
 from eval.train_injection import DATA, measure
 from simulators.hostile_pages import planted_instruction_html
@@ -65,6 +66,17 @@ def test_test_split_attacks_removed_floor(test_figures):
 @pytest.mark.xfail(strict=True, reason="issue 12 target not met: 82.1 % of test attacks removed (docs/SECURITY.md)")
 def test_test_split_attacks_removed_target(test_figures):
     assert test_figures["attack_removal_rate"] >= TARGET_ATTACKS_REMOVED
+
+
+def test_the_served_score_is_the_trained_features_score():
+    # probability() skips building the feature dict the trainer fits (features()); on every sentence of
+    # the labelled set, both scripts, they give the same probability.
+    m = model()
+    rows = _split("dev") + _split("test")
+    sentences = [s for r in rows for s in split_sentences(r["text"])]
+    assert any(not s.isascii() for s in sentences) and any(s.isascii() for s in sentences)
+    worst = max(abs(m.probability(s) - m.probability_of_features(features(s))) for s in sentences)
+    assert worst < 1e-9
 
 
 def test_issue_examples():

@@ -59,3 +59,37 @@ def test_a_custom_scorer_decides_the_evidence_order():
     custom = select_evidence(docs, QUESTION, 3650, make_ctx(), scorer=Reverse())
     assert default.evidence[0].url == "https://a.example/json"
     assert custom.evidence[0].url == "https://b.example/other"
+
+
+def test_each_passage_a_page_lends_lowers_its_next_by_the_discount():
+    # Scores set through the features: the page's search rank and the passage's position.
+    # Page A (rank 0): 1.0, 0.85, 0.8; page B (rank 1): 0.9, 0.75. Discount 0.3: A0, then B0 (0.9 beats
+    # A1's 0.85 - 0.3), A1 (0.55 beats B1's 0.45), B1 (0.45 beats A2's 0.8 - 0.6); without a discount
+    # the plain order A0, B0, A1, A2.
+    class ByPosition(HandSetScorer):
+        def __init__(self, discount: float):
+            super().__init__()
+            self.same_doc_discount = discount
+
+        def score(self, features):
+            return 0.5 + 0.3 * features[FEATURES.index("lead")] + 0.2 * features[FEATURES.index("search_rank")]
+
+    para = [f"{PROSE} Paragraph {i} of the page. " + "Filler words about nesting levels. " * 6 for i in range(3)]
+    a = make_doc("https://a.example/json", para)
+    other = [
+        f"Paragraph {i}: to pretty-print JSON output, call json.dumps with indent. " + "Words on sorting keys. " * 16
+        for i in range(2)
+    ]
+    b = make_doc("https://b.example/json", other, rank=1)  # not a near-duplicate of A
+    ctx = make_ctx(max_evidence=4)
+    cand = rank_candidates([a, b], QUESTION, 3650, ctx)
+    assert sorted((p.doc.url, p.index) for p in cand.passages) == sorted(
+        [(a.url, 0), (a.url, 1), (a.url, 2), (b.url, 0), (b.url, 1)]
+    ), "one passage per paragraph"
+
+    def chosen(discount: float) -> list[tuple[str, str]]:
+        sel = select_evidence([a, b], QUESTION, 3650, make_ctx(max_evidence=4), scorer=ByPosition(discount))
+        return sorted((e.url, e.text.split("Paragraph ")[1][0]) for e in sel.evidence)
+
+    assert chosen(0.3) == [(a.url, "0"), (a.url, "1"), (b.url, "0"), (b.url, "1")]
+    assert chosen(0.0) == [(a.url, "0"), (a.url, "1"), (a.url, "2"), (b.url, "0")]
