@@ -127,6 +127,9 @@ class Settings(BaseSettings):
     contact_url: str = "https://github.com/grounded-answers/grounded-answers"
     # Low-confidence HTML pages get a second opinion from trafilatura (app/extract/fallback.py).
     extract_fallback: bool = True
+    # Load at start-up what the first undated page would otherwise load inside a request: htmldate's
+    # dateparser with its 205 locales (~2.5 s of CPU, once a process; app/extract/dates.warm_up_dates).
+    warm_up: bool = True
 
     # --- cache
     redis_url: str | None = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass, field
 
@@ -61,6 +62,10 @@ class ServiceState:
         from app.fetch.fetcher import PageFetcher
 
         load_builtin_providers()
+        if settings.warm_up:
+            from app.extract.dates import warm_up_dates
+
+            await asyncio.to_thread(warm_up_dates)
         # Operator-configured upstreams (search APIs, the model probe) use this client; result URLs
         # never do. Every request through it also passes its own timeout.
         http = httpx.AsyncClient(

@@ -156,3 +156,21 @@ def test_byline_published_date_preferred_over_updated() -> None:
     )
     result = find_page_dates(page("", update_first))
     assert (result.published, result.source) == (date(2021, 1, 3), "byline")
+
+
+def test_warm_up_loads_the_fallback_date_parser_once_a_process():
+    # In a fresh interpreter: nothing loaded before the warm-up, htmldate's dateparser after it (the
+    # ~2.5 s of locale loading a request would otherwise pay; Settings.warm_up runs it at start-up).
+    import subprocess
+    import sys
+
+    code = (
+        "from dateparser.languages.loader import LocaleDataLoader as L\n"
+        "from app.extract.dates import warm_up_dates\n"
+        "before = len(L._loaded_locales)\n"
+        "ok = warm_up_dates()\n"
+        "print(before, ok, len(L._loaded_locales))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    before, ok, after = out.stdout.split()
+    assert (before, ok) == ("0", "True") and int(after) > 200  # dateparser 1.2 has 205 locales
