@@ -28,6 +28,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+SETTLE_WINDOW_S = 0.5  # a worker that used under SETTLED_CPU_S of CPU in this window is idle
+SETTLED_CPU_S = 0.05
+
+
 def wait_http(url: str, proc: subprocess.Popen, timeout_s: float = 60.0) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -176,10 +180,27 @@ class ServiceProcess(_Proc):
             self.proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env)
             try:
                 wait_http(self.url + "/healthz", self.proc)
+                if workers > 1:
+                    self._wait_settled(workers)
                 return
             except RuntimeError:
                 if attempt:
                     raise
+
+    def _wait_settled(self, workers: int, timeout_s: float = 120.0) -> None:
+        """/healthz answers once the first worker is up; the others may still be starting (building
+        the corpus index, loading models: seconds of CPU each), and the measurement would count their
+        start-up and queue requests behind it. Wait until every worker is in the process tree and
+        the whole service is idle."""
+        deadline = time.monotonic() + timeout_s
+        last = self.cpu_s()
+        while time.monotonic() < deadline:
+            time.sleep(SETTLE_WINDOW_S)
+            now = self.cpu_s()
+            if len(self.tree()) > workers and now - last < SETTLED_CPU_S:
+                return
+            last = now
+        raise TimeoutError(f"{self.url}: {workers} workers did not settle within {timeout_s:g}s")
 
 
 class BareProcess(_Proc):

@@ -1,6 +1,7 @@
 """Uncached docs-corpus answers in-process: CPU ms per answer through the app's ASGI stack, no sockets.
 
     .venv/bin/python -m bench.uncached_inproc [--seconds 20]      # CPU ms per answer
+    .venv/bin/python -m bench.uncached_inproc --concurrency 24    # ... with 24 requests in flight
     .venv/bin/python -m bench.uncached_inproc --answers out.jsonl  # ... and every answer, one per line
 
 Embedded defaults (GA_AUTH=disabled, local corpus, extractive composer): the 100 docs-corpus
@@ -41,7 +42,7 @@ def _decoded(sent: list[dict]) -> dict[str, Any]:
     return orjson.loads(b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body"))
 
 
-async def main(seconds: float, answers: str | None) -> dict[str, float]:
+async def main(seconds: float, answers: str | None, concurrency: int = 1) -> dict[str, float]:
     questions = docs_questions()
     bodies = [_body(m) for m in questions]
     app = create_app()
@@ -57,17 +58,27 @@ async def main(seconds: float, answers: str | None) -> dict[str, float]:
         for body in bodies[:WARM]:
             await call(app, body)
         n, wall, cpu = 0, time.monotonic(), time.process_time()
-        while time.monotonic() - wall < seconds or n == 0:
-            await call(app, bodies[n % len(bodies)])
-            n += 1
+
+        async def client() -> None:  # `concurrency` of these share one counter: questions in order
+            nonlocal n
+            while time.monotonic() - wall < seconds or n == 0:
+                i, n = n, n + 1
+                await call(app, bodies[i % len(bodies)])
+
+        await asyncio.gather(*(client() for _ in range(concurrency)))
+        elapsed = time.monotonic() - wall
         cpu_ms = (time.process_time() - cpu) / n * 1000
-    print(f"{n} uncached answers, {cpu_ms:.1f} ms CPU each (pool of {len(bodies)} questions)")
-    return {"answers": n, "cpu_ms_per_answer": cpu_ms}
+    print(
+        f"{n} uncached answers at c={concurrency}, {cpu_ms:.1f} ms CPU each, {n / elapsed:.2f}/s "
+        f"(pool of {len(bodies)} questions)"
+    )
+    return {"answers": n, "cpu_ms_per_answer": cpu_ms, "answers_per_s": n / elapsed}
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", type=float, default=20.0)
     ap.add_argument("--answers", help="write every answer of one pass here first (JSON lines)")
+    ap.add_argument("--concurrency", type=int, default=1, help="requests in flight (asyncio tasks), default 1")
     args = ap.parse_args()
-    asyncio.run(main(args.seconds, args.answers))
+    asyncio.run(main(args.seconds, args.answers, args.concurrency))
