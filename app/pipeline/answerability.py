@@ -38,6 +38,7 @@ from app.pipeline.answerability_features import (  # noqa: F401  (the feature sc
     QUESTION_TERMS_NORM,
     as_definition,
     quotable,
+    quote,
     sentence_features,
     sentences_with_leads,
     typed_match,
@@ -91,11 +92,7 @@ class SentenceMatch:
     @property
     def quoted(self) -> str:
         """The sentence as an answer quotes it: under its API entry when it does not name it."""
-        # under an entry, only its definition may end in a colon (quotable): quoted as a statement
-        sentence = as_definition(self.sentence) if self.lead else self.sentence
-        if self.lead and self.lead.split("(")[0].rsplit(".", 1)[-1] not in sentence:
-            return f"{self.lead}: {sentence}"
-        return sentence
+        return quote(self.sentence, self.lead)
 
 
 @dataclass(slots=True)
@@ -223,12 +220,13 @@ class LexicalAnswerability:
         if not matches:
             return Answerability(0.0, ["no_sentence_shares_a_question_term"])
         top_relevance = max(m.relevance for m in matches) or 1.0
-        sims = self.ranker.score(question.text, [m.quoted for m in matches]) if self.ranker else [0.0] * len(matches)
-        for m, sim in zip(matches, sims):
+        sims = self._similarities(question.text, matches)
+        similar = sims is not None
+        for m, sim in zip(matches, sims if sims is not None else [0.0] * len(matches)):
             m.features = (*m.features[:-2], m.relevance / top_relevance, sim)
-            m.score = round(self.sentence_score(m.features), SCORE_DIGITS)
+            m.score = round(self.sentence_score(m.features, similar), SCORE_DIGITS)
         matches.sort(key=lambda m: -m.score)
-        matches = self._bridged(matches, q, idf, total)
+        matches = self._bridged(matches, q, idf, total, similar)
         top_score = matches[0].score
         for m in matches:
             m.rank = m.score
@@ -247,12 +245,26 @@ class LexicalAnswerability:
         reasons.append(f"best_relevance={best.relevance}")
         return Answerability(round(min(1.0, top_score), SCORE_DIGITS), reasons, matches[: self.keep])
 
-    def sentence_score(self, features: tuple[float, ...]) -> float:
-        """The hand-set score: relevance × type match × anchors, with tie-breaks (lexical_score)."""
+    def _similarities(self, question: str, matches: list[SentenceMatch]) -> list[float] | None:
+        """The sentence ranker's cosine of each candidate with the question; None when there is no
+        ranker, or when a stored-vectors-only ranker (`GA_SENTENCE_RANKER=auto`) lacks a candidate's
+        vector (a web page): the request is then scored without the feature, by weights fitted
+        without it, rather than with a similarity of 0 that those weights would read as "unrelated"."""
+        if self.ranker is None:
+            return None
+        quoted = [m.quoted for m in matches]
+        if getattr(self.ranker, "stored_only", False) and hasattr(self.ranker, "score_stored"):
+            found = self.ranker.score_stored(question, quoted)
+            return None if any(s is None for s in found) else [float(s) for s in found if s is not None]
+        return self.ranker.score(question, quoted)
+
+    def sentence_score(self, features: tuple[float, ...], similar: bool = False) -> float:
+        """The hand-set score: relevance × type match × anchors, with tie-breaks (lexical_score).
+        `similar`: the similarity feature holds the ranker's cosine (the learned scorer's weights)."""
         return features[LEXICAL]
 
     def _bridged(
-        self, matches: list[SentenceMatch], q: set[str], idf: dict[str, float], total: float
+        self, matches: list[SentenceMatch], q: set[str], idf: dict[str, float], total: float, similar: bool = False
     ) -> list[SentenceMatch]:
         """Multi-hop: two sentences joined by an entity they share ("made by Nimbus Devices" +
         "Nimbus Devices is headquartered in Tampere") answer together what neither answers alone.
@@ -274,7 +286,7 @@ class LexicalAnswerability:
                 joined[FEATURES.index("anchors_ok")] = max(a.features[_ANCHORS], b.features[_ANCHORS])
                 joined[FEATURES.index("typed")] = float(a.typed or b.typed)
                 joined[LEXICAL] = union * (1.0 if (a.typed or b.typed) else self.untyped_weight)
-                score = self.sentence_score(tuple(joined)) * BRIDGE_DISCOUNT
+                score = self.sentence_score(tuple(joined), similar) * BRIDGE_DISCOUNT
                 if score > best_score:
                     best_pair, best_score = (a, b), score
         if best_pair is None:
@@ -316,16 +328,37 @@ class LearnedAnswerability(LexicalAnswerability):
 
     name = "learned"
 
-    def __init__(self, weights: dict, **kw):
+    def __init__(self, weights: dict, *, similarity_weights: dict | None = None, **kw):
         super().__init__(**kw)
-        if tuple(weights["features"]) != FEATURES:
-            raise ValueError("answerability weights were fitted on other features; refit them")
+        for fitted in (weights, similarity_weights):
+            if fitted is not None and tuple(fitted["features"]) != FEATURES:
+                raise ValueError("answerability weights were fitted on other features; refit them")
         self.bias = float(weights["bias"])
         self.weights = tuple(float(w) for w in weights["weights"])
+        # Weights fitted with the sentence ranker's similarity, for requests whose candidates all have
+        # it; their bias moved so that their calibrated threshold lands on the default one.
+        self.similar_bias, self.similar_weights = self.bias, self.weights
+        if similarity_weights is not None:
+            self.similar_bias = float(similarity_weights["bias"]) + SIMILARITY_BIAS_SHIFT
+            self.similar_weights = tuple(float(w) for w in similarity_weights["weights"])
 
-    def sentence_score(self, features: tuple[float, ...]) -> float:
-        z = self.bias + sum(w * f for w, f in zip(self.weights, features))
+    def sentence_score(self, features: tuple[float, ...], similar: bool = False) -> float:
+        bias, weights = (self.similar_bias, self.similar_weights) if similar else (self.bias, self.weights)
+        z = bias + sum(w * f for w, f in zip(weights, features))
         return 1 / (1 + math.exp(-max(-LOGIT_CLAMP, min(LOGIT_CLAMP, z))))
+
+
+def _logit(p: float) -> float:
+    return math.log(p / (1 - p))
+
+
+# The extractive composer's threshold (Settings.answerable_at) as calibrated for the default weights,
+# and the one the similarity weights were calibrated at on dev (docs/EVALUATION.md: 0.24 and 0.26).
+# Moving the similarity weights' bias by the difference of the two logits makes one threshold serve
+# both: P >= 0.24 after the move exactly when P >= 0.26 before it.
+DEFAULT_ANSWERABLE_AT = 0.24
+SIMILARITY_ANSWERABLE_AT = 0.26
+SIMILARITY_BIAS_SHIFT = _logit(DEFAULT_ANSWERABLE_AT) - _logit(SIMILARITY_ANSWERABLE_AT)
 
 
 WEIGHTS_PATH = Path(__file__).with_name("answerability_weights.json")
@@ -352,9 +385,11 @@ def fitted_weights(similarity: str = "") -> dict | None:
 def build_scorer(name: str, ranker: Reranker | None = None) -> LexicalAnswerability:
     """ "learned" when its weights ship with the code, else "lexical". With a sentence ranker the
     learned scorer uses the weights fitted with that ranker's similarity feature."""
-    weights = fitted_weights(ranker.name if ranker else "") if name == "learned" else None
+    weights = fitted_weights("") if name == "learned" else None
     if weights is not None:
-        return LearnedAnswerability(weights, ranker=ranker)
+        # Without weights fitted with this ranker its similarity would be ignored: no ranker then.
+        similar = fitted_weights(ranker.name) if ranker is not None and weights_path(ranker.name).is_file() else None
+        return LearnedAnswerability(weights, similarity_weights=similar, ranker=ranker if similar else None)
     return LexicalAnswerability(ranker=ranker)
 
 

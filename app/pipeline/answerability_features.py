@@ -262,3 +262,23 @@ def sentences_with_leads(text: str) -> list[tuple[str, str, int]]:
             out.append((sentence, lead, since))
             since += 1
     return out
+
+
+def quote(sentence: str, lead: str) -> str:
+    """The sentence as an answer quotes it: under its API entry when it does not name it."""
+    # under an entry, only its definition may end in a colon (quotable): quoted as a statement
+    sentence = as_definition(sentence) if lead else sentence
+    if lead and lead.split("(")[0].rsplit(".", 1)[-1] not in sentence:
+        return f"{lead}: {sentence}"
+    return sentence
+
+
+def quoted_sentences(text: str) -> list[str]:
+    """Every candidate answer sentence of a passage, as quoted: the texts a sentence ranker compares
+    with the question (app/pipeline/answerability.py; the corpus's stored sentence vectors,
+    app/pipeline/evidence_vectors.py)."""
+    return [
+        quote(sentence, lead)
+        for sentence, lead, since in sentences_with_leads(text)
+        if quotable(sentence, defines_entry=bool(lead) and since == 0)
+    ]

@@ -3,9 +3,10 @@ instead of a forward pass per passage.
 
     python -m app.pipeline.evidence_vectors corpus/sample      # -> corpus/sample.vectors/*.npz
 
-Two files (app/corpus/vectors.py): `index-minilm.npz`, the corpus index's passages, for dense
+Three files (app/corpus/vectors.py): `index-minilm.npz`, the corpus index's passages, for dense
 retrieval in the local search provider (app/corpus/dense.py); `evidence-minilm.npz`, the evidence
-passages. Each run embeds only the texts the files lack. For the evidence file, each corpus page is extracted and split into passages exactly as the service does for evidence
+passages; `sentences-minilm.npz`, the evidence passages' candidate answer sentences as the
+answerability stage quotes them (its similarity feature, `GA_SENTENCE_RANKER=auto`). Each run embeds only the texts the files lack. For the evidence file, each corpus page is extracted and split into passages exactly as the service does for evidence
 selection (app/pipeline/extract.py, app/pipeline/passages.py), and each passage's reranker text
 (heading, newline, text) is embedded once. The encoder reads the file at start-up
 (MiniLMEncoder.preload) and answers a stored text from it: the MiniLM passage reranker then scores
@@ -21,15 +22,24 @@ from pathlib import Path
 
 from app.corpus.dense import build_vectors
 from app.corpus.index import CorpusIndex
-from app.corpus.vectors import EVIDENCE_VECTORS_NAME, INDEX_VECTORS_NAME, rerank_text, vectors_dir, write_vectors
+from app.corpus.vectors import (
+    EVIDENCE_VECTORS_NAME,
+    INDEX_VECTORS_NAME,
+    SENTENCE_VECTORS_NAME,
+    rerank_text,
+    vectors_dir,
+    write_vectors,
+)
+from app.pipeline.answerability_features import quoted_sentences
 from app.pipeline.extract import extract_page
 from app.pipeline.fetch import held_body, held_page
 from app.pipeline.passages import split_passages
 from app.providers.rerank.minilm import shared_encoder
 
 
-def corpus_passage_texts(index: CorpusIndex) -> list[str]:
-    texts: dict[str, None] = {}
+def corpus_passages(index: CorpusIndex) -> list[tuple[str, str]]:
+    """(heading, text) of every evidence passage of the corpus, as the service splits its pages."""
+    out: dict[tuple[str, str], None] = {}
     for url in index.urls():
         found = index.get_document(url)
         if found is None:
@@ -39,8 +49,13 @@ def corpus_passage_texts(index: CorpusIndex) -> list[str]:
         page.body = held_body(content)
         doc = extract_page(page, None, 0)
         if doc is not None:
-            texts.update((rerank_text(p.heading, p.text), None) for p in split_passages(doc))
-    return list(texts)
+            out.update(((p.heading, p.text), None) for p in split_passages(doc))
+    return list(out)
+
+
+def corpus_sentence_texts(passages: list[tuple[str, str]]) -> list[str]:
+    """The passages' candidate answer sentences as the answerability stage quotes them."""
+    return list(dict.fromkeys(q for _, text in passages for q in quoted_sentences(text)))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -53,8 +68,12 @@ def main(argv: list[str] | None = None) -> int:
     index, encoder = CorpusIndex.build(args.source), shared_encoder("")
     computed, reused = build_vectors(index, encoder, out / INDEX_VECTORS_NAME)
     print(f"index passages: {computed} embedded, {reused} reused -> {out / INDEX_VECTORS_NAME}")
-    computed, reused = write_vectors(corpus_passage_texts(index), encoder, out / EVIDENCE_VECTORS_NAME)
+    passages = corpus_passages(index)
+    texts = [rerank_text(heading, text) for heading, text in passages]
+    computed, reused = write_vectors(texts, encoder, out / EVIDENCE_VECTORS_NAME)
     print(f"evidence passages: {computed} embedded, {reused} reused -> {out / EVIDENCE_VECTORS_NAME}")
+    computed, reused = write_vectors(corpus_sentence_texts(passages), encoder, out / SENTENCE_VECTORS_NAME)
+    print(f"answer sentences: {computed} embedded, {reused} reused -> {out / SENTENCE_VECTORS_NAME}")
     return 0
 
 

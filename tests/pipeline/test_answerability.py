@@ -207,3 +207,77 @@ def test_scores_do_not_depend_on_the_processs_string_hash_seed():
         for seed in range(1, 9)
     }
     assert len(outputs) == 1, outputs
+
+
+class _StoredOnly:
+    """A stored-vectors-only sentence ranker (GA_SENTENCE_RANKER=auto) with a fixed cosine, missing
+    the texts in `unstored`; records what it was asked."""
+
+    name = "minilm"
+    stored_only = True
+
+    def __init__(self, unstored=()):
+        self.unstored, self.asked = set(unstored), []
+
+    def score_stored(self, question, passages):
+        self.asked.extend(passages)
+        return [None if any(u in p for u in self.unstored) else 0.9 for p in passages]
+
+    def score(self, question, passages):  # pragma: no cover - a stored-only ranker is never asked this
+        raise AssertionError("a stored-only ranker embeds nothing")
+
+
+def _pair(ranker):
+    ev = [
+        make_evidence("S1", "The Model 9 battery lasts two full days between charges.", url="https://a.example/p"),
+        make_evidence("S2", "The Model 9 comes in three colours.", url="https://b.example/p"),
+    ]
+    scorer = build_scorer("learned", ranker=ranker)
+    return scorer, scorer.assess(analyse("How long does the Model 9 battery last?"), ev, TODAY)
+
+
+def test_a_request_whose_candidates_all_have_stored_vectors_uses_the_similarity_weights():
+    ranker = _StoredOnly()
+    scorer, a = _pair(ranker)
+    assert scorer.similar_weights != scorer.weights  # the shipped minilm weights
+    assert set(ranker.asked) == {m.quoted for m in a.best}
+    top = a.best[0]
+    assert top.features[-1] == 0.9 and top.score == round(scorer.sentence_score(top.features, True), 4)
+
+
+def test_a_candidate_without_a_stored_vector_scores_the_request_without_the_feature():
+    # One web sentence among corpus sentences: a similarity of 0 would read as "unrelated" to the
+    # weights fitted with the feature, so the whole request is scored by the default weights.
+    scorer, a = _pair(_StoredOnly(unstored={"three colours"}))
+    _, plain = _pair(None)
+    assert all(m.features[-1] == 0.0 for m in a.best)
+    assert [(m.quoted, m.score) for m in a.best] == [(m.quoted, m.score) for m in plain.best]
+    assert a.score == plain.score
+
+
+def test_the_similarity_weights_threshold_lands_on_the_default_one():
+    from app.pipeline import answerability as A
+
+    def p(z):
+        return 1 / (1 + A.math.exp(-z))
+
+    for z in (-3.0, A._logit(0.26) - 1e-9, A._logit(0.26) + 1e-9, 0.0, 2.0):
+        assert (p(z + A.SIMILARITY_BIAS_SHIFT) >= A.DEFAULT_ANSWERABLE_AT) == (p(z) >= A.SIMILARITY_ANSWERABLE_AT)
+    assert make_ctx().policy.answerable_at == A.DEFAULT_ANSWERABLE_AT
+
+
+def test_the_stored_sentences_are_the_texts_the_stage_compares():
+    # The corpus's stored sentence vectors (app/pipeline/evidence_vectors.py) are keyed by
+    # quoted_sentences(passage text): every candidate the stage asks about must be among them.
+    from app.pipeline.answerability_features import quoted_sentences
+
+    text = (
+        "json.dumps(obj, indent=None)\n"
+        "Serialize obj to a JSON formatted str. If indent is a non-negative integer, JSON array elements "
+        "and object members will be pretty-printed with that indent level.\n"
+        "The Model 9 battery lasts two full days between charges."
+    )
+    ranker = _StoredOnly()
+    ev = [make_evidence("S1", text, url="https://a.example/p")]
+    build_scorer("learned", ranker=ranker).assess(analyse("How do I pretty-print JSON with json.dumps?"), ev, TODAY)
+    assert ranker.asked and set(ranker.asked) <= set(quoted_sentences(text))

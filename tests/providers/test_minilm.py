@@ -90,7 +90,8 @@ def test_learned_scorer_uses_the_weights_fitted_with_minilm(encoder):
     default = answerability.fitted_weights("")
     assert default is not None and default["weights"][answerability.FEATURES.index("similarity")] == 0.0
     scorer = answerability.build_scorer("learned", ranker=minilm.MiniLMReranker(encoder))
-    assert isinstance(scorer, answerability.LearnedAnswerability) and scorer.weights == tuple(weights["weights"])
+    assert isinstance(scorer, answerability.LearnedAnswerability)
+    assert scorer.similar_weights == tuple(weights["weights"]) and scorer.weights == tuple(default["weights"])
     ev = [
         make_evidence("S1", "The Model 9 battery lasts two full days between charges.", url="https://a.example/p"),
         make_evidence("S2", "The Model 9 comes in three colours.", url="https://b.example/p"),

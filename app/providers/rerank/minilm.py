@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from app.cache.lru import ByteLRU
-from app.corpus.vectors import EVIDENCE_VECTORS_NAME, read_vectors, text_key, vectors_dir
+from app.corpus.vectors import EVIDENCE_VECTORS_NAME, SENTENCE_VECTORS_NAME, read_vectors, text_key, vectors_dir
 from app.errors import GroundingError
 from app.providers.rerank.base import register_reranker
 from app.settings import Settings
@@ -260,10 +260,16 @@ def shared_encoder(folder: str) -> MiniLMEncoder:
 def _factory(settings: Settings) -> MiniLMReranker:
     encoder = shared_encoder(settings.sentence_model_path)
     # The shipped corpus's evidence passages come with their vectors (app/pipeline/evidence_vectors.py).
-    path = settings.evidence_vectors_path or vectors_dir(settings.corpus_dir) / EVIDENCE_VECTORS_NAME
-    stored = encoder.preload(path)
-    if stored:
-        log.info("minilm: %d stored evidence vectors from %s", stored, path)
+    # ... and their candidate answer sentences (the sentence ranker's; `auto` reads only those).
+    stored = 0
+    for what, path in (
+        ("evidence", settings.evidence_vectors_path or vectors_dir(settings.corpus_dir) / EVIDENCE_VECTORS_NAME),
+        ("sentence", settings.sentence_vectors_path or vectors_dir(settings.corpus_dir) / SENTENCE_VECTORS_NAME),
+    ):
+        count = encoder.preload(path)
+        if count:
+            log.info("minilm: %d stored %s vectors from %s", count, what, path)
+        stored += count
     return MiniLMReranker(encoder, stored=stored)
 
 
