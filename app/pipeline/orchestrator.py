@@ -156,7 +156,11 @@ def _gate(result: PipelineResult, ctx: RunContext) -> PipelineResult | None:
 
 
 def _answerability_scorer(ctx: RunContext, state: ServiceState) -> answerability.LexicalAnswerability:
-    return answerability.build_scorer(ctx.settings.answerability_scorer, ranker=state.sentence_ranker)
+    # With a composing model, the model's own no-answer and verification decide; answerability only
+    # skips a call whose evidence is near-irrelevant, by the lexical features its skip threshold was
+    # calibrated on (issue 9). The sentence model serves the extractive composer's choice.
+    ranker = state.sentence_ranker if state.llm is None else None
+    return answerability.build_scorer(ctx.settings.answerability_scorer, ranker=ranker)
 
 
 async def _answerability(result: PipelineResult, ctx: RunContext, state: ServiceState) -> PipelineResult | None:

@@ -281,3 +281,15 @@ def test_the_stored_sentences_are_the_texts_the_stage_compares():
     ev = [make_evidence("S1", text, url="https://a.example/p")]
     build_scorer("learned", ranker=ranker).assess(analyse("How do I pretty-print JSON with json.dumps?"), ev, TODAY)
     assert ranker.asked and set(ranker.asked) <= set(quoted_sentences(text))
+
+
+def test_with_a_composing_model_the_skip_reads_the_lexical_features_only():
+    # Issue 9: with a model, answerability only skips a call at near-zero relevance, at a threshold
+    # calibrated on the lexical features; the sentence model is the extractive composer's.
+    from types import SimpleNamespace
+
+    from app.pipeline.orchestrator import _answerability_scorer
+
+    ranker, ctx = _StoredOnly(), make_ctx()
+    assert _answerability_scorer(ctx, SimpleNamespace(llm=object(), sentence_ranker=ranker)).ranker is None
+    assert _answerability_scorer(ctx, SimpleNamespace(llm=None, sentence_ranker=ranker)).ranker is ranker
