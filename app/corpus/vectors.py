@@ -16,6 +16,7 @@ log = logging.getLogger(__name__)
 EVIDENCE_VECTORS_NAME = "evidence-minilm.npz"  # evidence passages' reranker texts
 INDEX_VECTORS_NAME = "index-minilm.npz"  # the corpus index's passages (dense retrieval)
 SENTENCE_VECTORS_NAME = "sentences-minilm.npz"  # evidence passages' candidate answer sentences, as quoted
+INSTRUCTION_FREE_NAME = "instruction-free.json"  # evidence passages the injection detector passes
 KEY_CHARS = 16  # hex characters of the text's SHA-1 (64 bits: no collision in practice)
 EMBED_BATCH = 16
 

@@ -6,7 +6,9 @@ instead of a forward pass per passage.
 Three files (app/corpus/vectors.py): `index-minilm.npz`, the corpus index's passages, for dense
 retrieval in the local search provider (app/corpus/dense.py); `evidence-minilm.npz`, the evidence
 passages; `sentences-minilm.npz`, the evidence passages' candidate answer sentences as the
-answerability stage quotes them (its similarity feature, `GA_SENTENCE_RANKER=auto`). Each run embeds only the texts the files lack. For the evidence file, each corpus page is extracted and split into passages exactly as the service does for evidence
+answerability stage quotes them (its similarity feature, `GA_SENTENCE_RANKER=auto`). And
+`instruction-free.json`: the evidence passages the injection detector removes nothing from, under its
+fingerprint (weights and code): the select stage does not scan them again. Each run embeds only the texts the files lack. For the evidence file, each corpus page is extracted and split into passages exactly as the service does for evidence
 selection (app/pipeline/extract.py, app/pipeline/passages.py), and each passage's reranker text
 (heading, newline, text) is embedded once. The encoder reads the file at start-up
 (MiniLMEncoder.preload) and answers a stored text from it: the MiniLM passage reranker then scores
@@ -17,6 +19,7 @@ changed page, a web page) is embedded as before.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -25,14 +28,18 @@ from app.corpus.index import CorpusIndex
 from app.corpus.vectors import (
     EVIDENCE_VECTORS_NAME,
     INDEX_VECTORS_NAME,
+    INSTRUCTION_FREE_NAME,
     SENTENCE_VECTORS_NAME,
     rerank_text,
+    text_key,
     vectors_dir,
     write_vectors,
 )
 from app.pipeline.answerability_features import quoted_sentences
 from app.pipeline.extract import extract_page
 from app.pipeline.fetch import held_body, held_page
+from app.pipeline.injection import fingerprint as injection_fingerprint
+from app.pipeline.injection import strip_instructions
 from app.pipeline.passages import split_passages
 from app.providers.rerank.minilm import shared_encoder
 
@@ -58,6 +65,14 @@ def corpus_sentence_texts(passages: list[tuple[str, str]]) -> list[str]:
     return list(dict.fromkeys(q for _, text in passages for q in quoted_sentences(text)))
 
 
+def write_instruction_free(texts: list[str], path: Path) -> tuple[int, int]:
+    """The keys of the passages from which the injection detector removes nothing, with the detector's
+    fingerprint: the select stage skips scanning them (injection.preload_verified). Returns (clean, all)."""
+    keys = sorted({text_key(t) for t in texts if strip_instructions(t)[1] == 0})
+    path.write_text(json.dumps({"fingerprint": injection_fingerprint(), "keys": keys}, indent=0) + "\n")
+    return len(keys), len(set(texts))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m app.pipeline.evidence_vectors", description=__doc__)
     ap.add_argument("source", type=Path, help="a corpus folder")
@@ -74,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"evidence passages: {computed} embedded, {reused} reused -> {out / EVIDENCE_VECTORS_NAME}")
     computed, reused = write_vectors(corpus_sentence_texts(passages), encoder, out / SENTENCE_VECTORS_NAME)
     print(f"answer sentences: {computed} embedded, {reused} reused -> {out / SENTENCE_VECTORS_NAME}")
+    clean, total = write_instruction_free([text for _, text in passages], out / INSTRUCTION_FREE_NAME)
+    print(f"passages without instructions: {clean} of {total} -> {out / INSTRUCTION_FREE_NAME}")
     return 0
 
 

@@ -14,7 +14,9 @@ docs/SECURITY.md, "Prompt injection".
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
 import math
 import re
 import unicodedata
@@ -23,9 +25,14 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
 
+from app.corpus.vectors import text_key
+from app.extract import text_clean
 from app.extract.text_clean import strip_invisible
+from app.language import text as language_text
 from app.language.text import split_sentences
 from app.memo import short_input_cache
+
+log = logging.getLogger(__name__)
 
 SENTENCE_SCORE_CACHE = 8192  # sentences whose score is remembered
 SENTENCE_SCORE_CACHE_CHARS = 1000  # ... of at most this length: at most ~8 MiB at 1 byte a character
@@ -279,8 +286,38 @@ def flagged(sentences: list[str], detector: InjectionModel | None = None) -> lis
     return out
 
 
+def fingerprint() -> str:
+    """What decides strip_instructions' result for a given text: the weights and the code that turns
+    text into sentences and features (this module, the sentence splitter, the invisible-character
+    cleanup). A verdict stored under another fingerprint is not used."""
+    digest = hashlib.sha256(WEIGHTS_PATH.read_bytes())
+    for module in (__file__, language_text.__file__, text_clean.__file__):
+        digest.update(Path(module).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+# Texts known to hold no instruction under the shipped detector (by text_key): the corpus's evidence
+# passages, checked offline (python -m app.pipeline.evidence_vectors; preload_verified at start-up).
+_verified: set[str] = set()
+
+
+def preload_verified(path: Path) -> int:
+    """Read a file of instruction-free texts (app/pipeline/evidence_vectors.py writes it); returns how
+    many it vouches for: 0 when it is missing or was written under another fingerprint."""
+    if not path.is_file():
+        return 0
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if data.get("fingerprint") != fingerprint():
+        log.warning("%s was checked by another detector or code: ignored (rebuild it)", path)
+        return 0
+    _verified.update(data["keys"])
+    return len(data["keys"])
+
+
 def strip_instructions(text: str, detector: InjectionModel | None = None) -> tuple[str, int]:
     """Remove instruction-like sentences; returns (text, removed count). Paragraph breaks survive."""
+    if detector is None and _verified and text_key(text) in _verified:
+        return text, 0  # checked offline by this very detector: the scan would remove nothing
     removed = 0
     paragraphs = []
     for paragraph in text.split("\n"):
