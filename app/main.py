@@ -22,9 +22,11 @@ from app.api.limits import BodyGuard
 from app.api.openapi import install_openapi
 from app.api.quota import QuotaHeaders, Quotas
 from app.api.routes import router
+from app.corpus.vectors import INSTRUCTION_FREE_NAME, vectors_dir
 from app.errors import GroundingError
 from app.logs import client_request_id_var, configure_logging, request_id_var
 from app.metrics_export import install_http_metrics, mark_worker_dead
+from app.pipeline import injection
 from app.settings import Settings, get_settings
 from app.state import ServiceState
 
@@ -42,6 +44,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI):
         app.state.keyring = KeyRing(settings)  # before anything else: no keys and auth required = no start
         app.state.service = await ServiceState.build(settings)
+        # The corpus's evidence passages the injection detector already passed, offline (the select
+        # stage skips scanning them); nothing when the file is missing or from another detector.
+        vouched = injection.preload_verified(vectors_dir(settings.corpus_dir) / INSTRUCTION_FREE_NAME)
+        if vouched:
+            log.info("injection: %d corpus passages checked offline", vouched)
         app.state.quotas = Quotas(app.state.service.cache, settings.rate_limit_rpm, settings.daily_budget_usd)
         try:
             yield

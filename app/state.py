@@ -10,9 +10,7 @@ import httpx
 
 from app.cache.extraction_memo import ExtractionMemo
 from app.cache.singleflight import SingleFlight
-from app.corpus.vectors import INSTRUCTION_FREE_NAME, vectors_dir
 from app.fetch.base import Fetcher
-from app.pipeline import injection
 from app.providers.breaker import BreakerBoard, BreakerConfig
 from app.providers.cache.base import Cache, build_cache
 from app.providers.llm.base import ChatModel
@@ -68,11 +66,6 @@ class ServiceState:
             from app.extract.dates import warm_up_dates
 
             await asyncio.to_thread(warm_up_dates)
-        # The corpus's evidence passages the injection detector already passed, offline (the select
-        # stage skips scanning them); nothing when the file is missing or from another detector.
-        vouched = injection.preload_verified(vectors_dir(settings.corpus_dir) / INSTRUCTION_FREE_NAME)
-        if vouched:
-            log.info("injection: %d corpus passages checked offline", vouched)
         # Operator-configured upstreams (search APIs, the model probe) use this client; result URLs
         # never do. Every request through it also passes its own timeout.
         http = httpx.AsyncClient(
