@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.corpus.vectors import read_vectors, text_key, write_vectors
+from app.urls import domain_matches
 
 if TYPE_CHECKING:
     from app.corpus.index import CorpusIndex
@@ -35,14 +36,11 @@ def embedded_text(title: str, section: str, body: str) -> str:
 
 
 def host_allowed(host: str, include: list[str] | tuple[str, ...], exclude: list[str] | tuple[str, ...]) -> bool:
-    """The BM25 leg's domain rule (index._domain_filter): the host is the domain or ends with ".domain"."""
-
-    def matches(domain: str) -> bool:
-        domain = domain.lower().strip().strip(".")
-        return bool(domain) and (host == domain or host.endswith("." + domain))
-
-    inc = [d for d in include if d.strip(" .")]
-    return (not inc or any(matches(d) for d in inc)) and not any(matches(d) for d in exclude if d.strip(" ."))
+    """The BM25 leg's domain rule (index._domain_filter): the host is the domain or ends with ".domain";
+    blank entries are ignored."""
+    inc = [d.strip() for d in include if d.strip(" .")]
+    exc = [d.strip() for d in exclude if d.strip(" .")]
+    return (not inc or domain_matches(host, inc)) and not domain_matches(host, exc)
 
 
 @dataclass

@@ -76,7 +76,7 @@ def write_instruction_free(texts: list[str], path: Path) -> tuple[int, int]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m app.pipeline.evidence_vectors", description=__doc__)
     ap.add_argument("source", type=Path, help="a corpus folder")
-    ap.add_argument("--out", type=Path, help="folder of the two files (default: SOURCE.vectors)")
+    ap.add_argument("--out", type=Path, help="folder of the files (default: SOURCE.vectors)")
     args = ap.parse_args(argv)
     out = args.out or vectors_dir(args.source)
     out.mkdir(parents=True, exist_ok=True)
