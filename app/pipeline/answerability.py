@@ -44,6 +44,7 @@ from app.pipeline.answerability_features import (  # noqa: F401  (the feature sc
     typed_match,
 )
 from app.providers.rerank.base import Reranker
+from app.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -253,8 +254,8 @@ class LexicalAnswerability:
         if self.ranker is None:
             return None
         quoted = [m.quoted for m in matches]
-        if getattr(self.ranker, "stored_only", False) and hasattr(self.ranker, "score_stored"):
-            found = self.ranker.score_stored(question, quoted)
+        if getattr(self.ranker, "stored_only", False):  # the MiniLM ranker under "auto"
+            found = self.ranker.score_stored(question, quoted)  # type: ignore[attr-defined]
             return None if any(s is None for s in found) else [float(s) for s in found if s is not None]
         return self.ranker.score(question, quoted)
 
@@ -352,11 +353,11 @@ def _logit(p: float) -> float:
     return math.log(p / (1 - p))
 
 
-# The extractive composer's threshold (Settings.answerable_at) as calibrated for the default weights,
-# and the one the similarity weights were calibrated at on dev (docs/EVALUATION.md: 0.24 and 0.26).
-# Moving the similarity weights' bias by the difference of the two logits makes one threshold serve
-# both: P >= 0.24 after the move exactly when P >= 0.26 before it.
-DEFAULT_ANSWERABLE_AT = 0.24
+# The extractive composer's threshold as calibrated for the default weights (Settings.answerable_at's
+# default), and the one the similarity weights were calibrated at on dev (docs/EVALUATION.md: 0.24 and
+# 0.26). Moving the similarity weights' bias by the difference of the two logits makes one threshold
+# serve both: P >= 0.24 after the move exactly when P >= 0.26 before it.
+DEFAULT_ANSWERABLE_AT: float = Settings.model_fields["answerable_at"].default
 SIMILARITY_ANSWERABLE_AT = 0.26
 SIMILARITY_BIAS_SHIFT = _logit(DEFAULT_ANSWERABLE_AT) - _logit(SIMILARITY_ANSWERABLE_AT)
 

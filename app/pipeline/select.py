@@ -331,12 +331,12 @@ def _rerank(reranker, question: str, passages: list[Passage], top: float, ctx: R
     # Passages whose vectors were computed offline cost nothing: all of them take part, not only the
     # lexical top k (the answer BM25 ranks 50th shares few words with the question, which is the case
     # the model is for).
-    if stored_only and hasattr(reranker, "score_stored"):
+    if stored_only:  # the MiniLM reranker under "auto" (app/providers/rerank/base.py)
         found = reranker.score_stored(question, [rerank_text(p.heading, p.text) for p in passages])
         head = [p for p, s in zip(passages, found) if s is not None]
         scores = [s for s in found if s is not None]
     else:
-        k = 0 if stored_only else ctx.settings.rerank_top_k
+        k = ctx.settings.rerank_top_k
         ranked = sorted(passages, key=lambda p: -p.score)
         stored = getattr(reranker, "is_stored", None)
         head = ranked[:k] + ([p for p in ranked[k:] if stored(rerank_text(p.heading, p.text))] if stored else [])
