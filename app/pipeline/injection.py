@@ -237,11 +237,6 @@ class InjectionModel:
             z += NGRAM_WEIGHT / math.sqrt(len(idx)) * sum(map(dense.__getitem__, ngrams))
         return 1.0 / (1.0 + math.exp(-max(-LOGIT_CLAMP, min(LOGIT_CLAMP, z))))
 
-    def probability_of_features(self, feats: dict[int, float]) -> float:
-        """The same from a feature dict (the trainer's form)."""
-        z = self.bias + sum(self.weights.get(i, 0.0) * v for i, v in feats.items())
-        return 1.0 / (1.0 + math.exp(-max(-LOGIT_CLAMP, min(LOGIT_CLAMP, z))))
-
     @classmethod
     def from_json(cls, data: dict) -> InjectionModel:
         return cls(
