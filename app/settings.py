@@ -128,7 +128,7 @@ class Settings(BaseSettings):
     # Low-confidence HTML pages get a second opinion from trafilatura (app/extract/fallback.py).
     extract_fallback: bool = True
     # Load at start-up what the first undated page would otherwise load inside a request: htmldate's
-    # dateparser with its 205 locales (~2.5 s of CPU, once a process; app/extract/dates.warm_up_dates).
+    # dateparser with its 205 locales (~2 s of CPU, once a process, python -m bench.warm_up; app/extract/dates.warm_up_dates).
     warm_up: bool = True
 
     # --- cache

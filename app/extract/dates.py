@@ -338,7 +338,7 @@ def _htmldate_fallback(html: str | bytes) -> date | None:
 
 def warm_up_dates() -> bool:
     """Initialise htmldate's external date parser (dateparser, all its locales) now rather than in
-    the first request whose page only the fallback can date: that request would pay ~2.5 s of CPU
+    the first request whose page only the fallback can date: that request would pay ~2 s of CPU
     (the regular expressions of 205 locales, compiled once a process). False when htmldate is not
     installed or no longer has the hook."""
     try:
