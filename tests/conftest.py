@@ -82,6 +82,17 @@ def redis_url(_redis_for_tests: RedisForTests) -> str:
 # --- the service under test ----------------------------------------------------------------------
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _injection_detector_as_served():
+    """The service's lifespan sets the injection detector's encoder for the process
+    (GA_INJECTION_ENCODER, app/main.py); set here the same way once, so a test that calls
+    strip_instructions reads text as the default service does, whichever test ran before it."""
+    from app.pipeline import injection, injection_encoder
+    from app.settings import Settings
+
+    injection.use_encoder(injection_encoder.from_settings(Settings()))
+
+
 @pytest.fixture
 def service_factory():
     """service_factory(**settings_overrides) -> a running ServiceServer (.url, .settings); every

@@ -14,11 +14,12 @@ stages that use it run in a worker thread, and vectors are memoised by text (a b
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import logging
 import struct
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -75,11 +76,36 @@ def _erf(x: Any) -> Any:
     return sign * (1.0 - poly * np.exp(-a * a))
 
 
+def pack_layer(w: dict[str, Any], prefix: str) -> tuple[Any, ...]:
+    """One BERT layer's weights (safetensors names under `prefix`) in the order MiniLMEncoder.hidden
+    runs them, as float32; Q, K and V as one (in, 3*out) matrix: one matmul instead of three."""
+    import numpy as np
+
+    f32 = np.float32
+
+    def get(name: str) -> Any:
+        return np.asarray(w[prefix + name], dtype=f32)
+
+    qkv = np.concatenate([get(f"attention.self.{n}.weight") for n in ("query", "key", "value")], axis=0)
+    qkv_bias = np.concatenate([get(f"attention.self.{n}.bias") for n in ("query", "key", "value")])
+    return (
+        np.ascontiguousarray(qkv.T),
+        qkv_bias,
+        np.ascontiguousarray(get("attention.output.dense.weight").T),
+        get("attention.output.dense.bias"),
+        (get("attention.output.LayerNorm.weight"), get("attention.output.LayerNorm.bias")),
+        np.ascontiguousarray(get("intermediate.dense.weight").T),
+        get("intermediate.dense.bias"),
+        np.ascontiguousarray(get("output.dense.weight").T),
+        get("output.dense.bias"),
+        (get("output.LayerNorm.weight"), get("output.LayerNorm.bias")),
+    )
+
+
 class MiniLMEncoder:
     """all-MiniLM-L6-v2 sentence embeddings (384-d, unit length)."""
 
     def __init__(self, folder: Path | None = None) -> None:
-        import numpy as np
         from threadpoolctl import threadpool_limits
         from tokenizers import Tokenizer
 
@@ -89,6 +115,7 @@ class MiniLMEncoder:
         threadpool_limits(limits=1, user_api="blas")
 
         folder = folder or model_dir()
+        self._folder = folder
         config = json.loads((folder / "config.json").read_text())
         self._heads = int(config["num_attention_heads"])
         self._eps = float(config["layer_norm_eps"])
@@ -96,36 +123,28 @@ class MiniLMEncoder:
         self._tokenizer.no_padding()
         self._tokenizer.enable_truncation(max_length=_MAX_TOKENS)
         w = read_safetensors(folder / "model.safetensors")
-        f32 = np.float32
         self._word = w["embeddings.word_embeddings.weight"]
         self._position = w["embeddings.position_embeddings.weight"]
         self._type0 = w["embeddings.token_type_embeddings.weight"][0]
         self._norm0 = (w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
-        self._layers = []
-        for i in range(int(config["num_hidden_layers"])):
-            p = f"encoder.layer.{i}."
-            # Q, K and V as one (in, 3*out) matrix: one matmul instead of three.
-            qkv = np.concatenate([w[p + f"attention.self.{n}.weight"] for n in ("query", "key", "value")], axis=0)
-            qkv_bias = np.concatenate([w[p + f"attention.self.{n}.bias"] for n in ("query", "key", "value")])
-            self._layers.append(
-                (
-                    np.ascontiguousarray(qkv.T, dtype=f32),
-                    qkv_bias,
-                    np.ascontiguousarray(w[p + "attention.output.dense.weight"].T),
-                    w[p + "attention.output.dense.bias"],
-                    (w[p + "attention.output.LayerNorm.weight"], w[p + "attention.output.LayerNorm.bias"]),
-                    np.ascontiguousarray(w[p + "intermediate.dense.weight"].T),
-                    w[p + "intermediate.dense.bias"],
-                    np.ascontiguousarray(w[p + "output.dense.weight"].T),
-                    w[p + "output.dense.bias"],
-                    (w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"]),
-                )
-            )
+        self._layers = [pack_layer(w, f"encoder.layer.{i}.") for i in range(int(config["num_hidden_layers"]))]
         # Texts recur within a request (a sentence scored for several questions' spans) and across
         # requests (the same docs pages): 32 MiB keeps ~15k vectors of 1.6 KB.
         self._memo: ByteLRU[str, Any] = ByteLRU(32 * 1024 * 1024, "sentence_embeddings", max_entry_share=256)
         # Vectors computed offline for known texts (the corpus's evidence passages), by text hash.
         self._stored: dict[str, Any] = {}
+
+    def layers(self) -> list[tuple[Any, ...]]:
+        """The model's own layers, packed as pack_layer does (for a model that replaces some)."""
+        return list(self._layers)
+
+    def token_ids(self, texts: list[str]) -> list[list[int]]:
+        return [e.ids for e in self._tokenizer.encode_batch(texts)]
+
+    @cached_property
+    def weights_digest(self) -> str:
+        """SHA-256 of the weights file: what a verdict computed with these weights depends on."""
+        return hashlib.sha256((self._folder / "model.safetensors").read_bytes()).hexdigest()
 
     def preload(self, path: Path) -> int:
         """Answer the texts stored in `path` (app/corpus/vectors.py) without the model;
@@ -151,7 +170,9 @@ class MiniLMEncoder:
         var = (centred * centred).mean(axis=-1, keepdims=True)
         return centred / np.sqrt(var + self._eps) * params[0] + params[1]
 
-    def _forward(self, ids: Any, mask: Any) -> Any:
+    def hidden(self, ids: Any, mask: Any, layers: list[tuple[Any, ...]] | None = None) -> Any:
+        """Token states after `layers` (default: the model's own six), shape (batch, tokens, 384).
+        app/pipeline/injection_encoder.py runs its fine-tuned top layers in place of the last ones."""
         import numpy as np
 
         batch, length = ids.shape
@@ -160,7 +181,9 @@ class MiniLMEncoder:
         head = hidden // self._heads
         bias = ((1.0 - mask) * -1e9).astype(np.float32)[:, None, None, :]
         scale = np.float32(1.0 / np.sqrt(head))
-        for qkv, qkv_b, out, out_b, norm1, inner, inner_b, down, down_b, norm2 in self._layers:
+        for qkv, qkv_b, out, out_b, norm1, inner, inner_b, down, down_b, norm2 in (
+            self._layers if layers is None else layers
+        ):
             proj = (x @ qkv + qkv_b).reshape(batch, length, 3, self._heads, head)
             q = proj[:, :, 0].transpose(0, 2, 1, 3)
             k = proj[:, :, 1].transpose(0, 2, 3, 1)
@@ -173,6 +196,12 @@ class MiniLMEncoder:
             h = x @ inner + inner_b
             h = 0.5 * h * (1.0 + _erf(h * np.float32(0.7071067811865476)))
             x = self._norm(x + h.astype(np.float32) @ down + down_b, norm2)
+        return x
+
+    def _forward(self, ids: Any, mask: Any) -> Any:
+        import numpy as np
+
+        x = self.hidden(ids, mask)
         pooled = (x * mask[:, :, None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1.0)
         return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
 
