@@ -18,6 +18,7 @@ import importlib.util
 import logging
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from app.errors import GroundingError
@@ -110,8 +111,13 @@ def from_settings(settings: Settings) -> InjectionEncoder | None:
         log.warning("injection: lexical detector only (py3langid is not installed: the `semantic` extra)")
         return None
     try:
-        base = minilm.shared_encoder(settings.sentence_model_path)
+        return _shared(settings.sentence_model_path)
     except GroundingError as exc:
         log.warning("injection: lexical detector only (%s)", exc)
         return None
-    return InjectionEncoder(base, ENCODER_WEIGHTS_PATH)
+
+
+@lru_cache(maxsize=2)
+def _shared(folder: str) -> InjectionEncoder:
+    # One per base model folder, like minilm.shared_encoder: every app the process starts shares it.
+    return InjectionEncoder(minilm.shared_encoder(folder), ENCODER_WEIGHTS_PATH)
