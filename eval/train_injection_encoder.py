@@ -29,7 +29,7 @@ from app.language.text import split_sentences
 from eval.train_injection import DATA, author, load
 
 OUT = Path(__file__).resolve().parent.parent / "app" / "pipeline" / "injection_encoder.npz"
-LAYERS = 2
+LAYERS = 3
 EPOCHS = 4
 BATCH = 32
 LR = 1e-4

@@ -19,7 +19,7 @@ TARGET_ATTACKS_REMOVED = 0.95  # issue 12
 TARGET_BENIGN_REMOVED = 0.02  # issue 12
 # Measured on the test split when the encoder was fitted (docs/SECURITY.md): a floor, so a refit
 # cannot quietly lose ground.
-FLOOR_ATTACKS_REMOVED = 0.84
+FLOOR_ATTACKS_REMOVED = 0.86  # 0.887 measured (0.821 for the lexical model alone)
 
 
 @pytest.fixture(scope="module")
