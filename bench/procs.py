@@ -149,6 +149,11 @@ class UpstreamsProcess(_Proc):
         super().stop()
 
 
+# GA_ settings every service of this run gets on top of each figure's own (`bench.run --service-env`):
+# the same figure with one setting changed, side by side in one session.
+EXTRA_SERVICE_ENV: dict[str, str] = {}
+
+
 class ServiceProcess(_Proc):
     """`python -m uvicorn app.main:app` with GA_ settings in the environment, as deployed."""
 
@@ -157,7 +162,7 @@ class ServiceProcess(_Proc):
         self.url = f"http://127.0.0.1:{self.port}"
         env = {k: v for k, v in os.environ.items() if not k.startswith("GA_")}
         # The bench measures the answer path, not auth: a private trial, said explicitly.
-        env.update({"GA_LOG_LEVEL": "WARNING", "GA_AUTH": "disabled", **settings_env})
+        env.update({"GA_LOG_LEVEL": "WARNING", "GA_AUTH": "disabled", **settings_env, **EXTRA_SERVICE_ENV})
         cmd = [
             PYTHON,
             "-m",

@@ -24,6 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench import procs  # noqa: E402
 from bench.common import REPO_ROOT  # noqa: E402
 from bench.config import BenchConfig  # noqa: E402
 
@@ -102,7 +103,9 @@ def render_doc(data: dict) -> str:
         body += [
             f"## {mod.TITLE}",
             "",
-            f"Reproduce: `scripts/bench --only {name}` (run {fig['finished']}, {fig['seconds']:.0f} s"
+            f"Reproduce: `scripts/bench --only {name}"
+            f"{''.join(f' --service-env {k}={v}' for k, v in (fig.get('service_env') or {}).items())}`"
+            f" (run {fig['finished']}, {fig['seconds']:.0f} s"
             f"{', commit ' + fig['commit'] if fig.get('commit') else ''}{', --quick' if fig.get('quick') else ''}).",
             "",
             mod.render(fig["result"]),
@@ -131,7 +134,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default=",".join(FIGURES), help=f"comma-separated subset of {','.join(FIGURES)}")
     ap.add_argument("--json", type=Path, help="results JSON (default bench/results/latest.json; quick: quick/)")
     ap.add_argument("--md", type=Path, help="markdown output (default docs/BENCHMARKS.md; quick: quick/)")
+    ap.add_argument(
+        "--service-env",
+        action="append",
+        default=[],
+        metavar="GA_NAME=VALUE",
+        help="a setting every service process of this run gets (repeatable), e.g. GA_INJECTION_ENCODER=off",
+    )
     args = ap.parse_args(argv)
+    for item in args.service_env:
+        key, sep, value = item.partition("=")
+        if not sep or not key.startswith("GA_"):
+            ap.error(f"--service-env takes GA_NAME=VALUE, not {item!r}")
+        procs.EXTRA_SERVICE_ENV[key] = value
     names = [n.strip() for n in args.only.split(",") if n.strip()]
     unknown = set(names) - set(FIGURES)
     if unknown:
@@ -158,6 +173,7 @@ def main(argv: list[str] | None = None) -> int:
             "quick": cfg.quick,
             "finished": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "commit": data["machine"]["commit"],
+            **({"service_env": dict(procs.EXTRA_SERVICE_ENV)} if procs.EXTRA_SERVICE_ENV else {}),
         }
         print(f"[bench] {name} done in {time.monotonic() - t0:.0f} s", file=sys.stderr, flush=True)
         json_path.parent.mkdir(parents=True, exist_ok=True)
