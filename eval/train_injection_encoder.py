@@ -12,6 +12,8 @@ app/pipeline/injection_encoder.py runs without it.
     python -m eval.train_injection_encoder --by-author     # leave-one-author-out scores on dev -> JSON
     python -m eval.train_injection_encoder --lexical-threshold T --gate G --lexical-weight W --threshold M
                                                            # fit on all of dev, write the weights
+    python -m eval.train_injection_encoder --verdicts-only --lexical-threshold T --gate G ...
+                                                           # the shipped weights, new values only
 
 Deterministic for a given torch build and thread count (fixed seeds).
 """
@@ -254,6 +256,18 @@ def export(out: Path, layers: int, epochs: int, verdicts: dict[str, float]) -> N
     print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB): layers {trainer.trained_from}..{trainer.n_layers - 1}")
 
 
+def set_verdicts(path: Path, verdicts: dict[str, float]) -> None:
+    """Rewrite only the verdict values of an exported file (its weights and check logits unchanged):
+    a gate or threshold chosen again by eval.injection_cascade needs no new training."""
+    import numpy as np
+
+    with np.load(path) as data:
+        arrays = {k: data[k] for k in data.files}
+    arrays.update({k: np.array(v) for k, v in verdicts.items()})
+    np.savez_compressed(path, **arrays)
+    print(f"wrote {path}: {verdicts}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--by-author", type=Path, help="write leave-one-author-out logits of dev sentences here")
@@ -263,6 +277,7 @@ def main() -> None:
     # How the encoder's reading combines with the lexical model's: eval.injection_cascade chooses these.
     for name in ("lexical-threshold", "gate", "lexical-weight", "threshold"):
         ap.add_argument(f"--{name}", type=float)
+    ap.add_argument("--verdicts-only", action="store_true", help="keep the file's weights, set only the four values")
     args = ap.parse_args()
     if args.by_author:
         by_author(args.by_author, args.layers, args.epochs)
@@ -270,6 +285,9 @@ def main() -> None:
     verdicts = {k: getattr(args, k) for k in ("lexical_threshold", "gate", "lexical_weight", "threshold")}
     if None in verdicts.values():
         ap.error("writing the weights needs --lexical-threshold, --gate, --lexical-weight and --threshold")
+    if args.verdicts_only:
+        set_verdicts(args.out, verdicts)
+        return
     export(args.out, args.layers, args.epochs, verdicts)
 
 
