@@ -28,7 +28,7 @@ from app.pipeline.injection_encoder import EncoderVerdicts
 from eval.train_injection import MAX_BENIGN_LOSS, author, fit, load, samples
 from eval.train_injection_encoder import sentences_of
 
-GATES = [0.0, 0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5]
+GATES = [0.0, 0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
 LEXICAL_THRESHOLDS = [0.8, 0.85, 0.9, 0.95, 1.01]
 LEXICAL_WEIGHTS = [0.0, 0.3, 0.5, 0.7]
 MIXED_THRESHOLDS = [x / 4 for x in range(-8, 33)]
