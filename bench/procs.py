@@ -154,15 +154,22 @@ class UpstreamsProcess(_Proc):
 EXTRA_SERVICE_ENV: dict[str, str] = {}
 
 
+def service_environment(settings_env: dict[str, str]) -> dict[str, str]:
+    """The service's environment: this process's without its GA_ settings, then the figure's, then
+    the run's (EXTRA_SERVICE_ENV), so a setting given to the run wins."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GA_")}
+    # The bench measures the answer path, not auth: a private trial, said explicitly.
+    env.update({"GA_LOG_LEVEL": "WARNING", "GA_AUTH": "disabled", **settings_env, **EXTRA_SERVICE_ENV})
+    return env
+
+
 class ServiceProcess(_Proc):
     """`python -m uvicorn app.main:app` with GA_ settings in the environment, as deployed."""
 
     def __init__(self, settings_env: dict[str, str], *, workers: int = 1):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        env = {k: v for k, v in os.environ.items() if not k.startswith("GA_")}
-        # The bench measures the answer path, not auth: a private trial, said explicitly.
-        env.update({"GA_LOG_LEVEL": "WARNING", "GA_AUTH": "disabled", **settings_env, **EXTRA_SERVICE_ENV})
+        env = service_environment(settings_env)
         cmd = [
             PYTHON,
             "-m",

@@ -51,6 +51,8 @@ def test_quick_run_writes_results_and_doc(tmp_path, bench_data):
             str(out_json),
             "--md",
             str(out_md),
+            "--service-env",
+            "GA_INJECTION_ENCODER=off",
         ],
         cwd=REPO_ROOT,
         capture_output=True,
@@ -85,7 +87,31 @@ def test_quick_run_writes_results_and_doc(tmp_path, bench_data):
     doc = out_md.read_text()
     for heading in ("## 1. Latency", "## 3. Cache hits", "## 4. Extraction", "## Targets at a glance"):
         assert heading in doc
-    assert "Reproduce: `scripts/bench --only latency`" in doc
+    # the run's setting is recorded with each figure and named in its reproduce line
+    assert data["figures"]["latency"]["service_env"] == {"GA_INJECTION_ENCODER": "off"}
+    assert "Reproduce: `scripts/bench --only latency --service-env GA_INJECTION_ENCODER=off`" in doc
+
+
+def test_service_env_reaches_the_service_and_wins(monkeypatch):
+    from bench import procs
+
+    monkeypatch.setenv("GA_COMPOSER", "from-the-shell")  # the caller's GA_ settings never leak in
+    monkeypatch.setattr(procs, "EXTRA_SERVICE_ENV", {"GA_INJECTION_ENCODER": "off", "GA_DEADLINE_MS": "9"})
+    env = procs.service_environment({"GA_DEADLINE_MS": "5", "GA_SEARCH_PROVIDER": "searxng"})
+    assert "GA_COMPOSER" not in env
+    assert env["GA_INJECTION_ENCODER"] == "off" and env["GA_DEADLINE_MS"] == "9"
+    assert env["GA_SEARCH_PROVIDER"] == "searxng" and env["GA_AUTH"] == "disabled"
+
+
+def test_service_env_must_name_a_setting():
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.run", "--only", "quality", "--service-env", "INJECTION=off"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2 and "--service-env takes GA_NAME=VALUE" in proc.stderr
 
 
 def test_in_process_hit_harness_measures_a_real_cache_hit():
