@@ -24,10 +24,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import math
-import random
 import sys
-from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -41,36 +38,28 @@ def collect() -> None:
     gold answer), as the lexical scorer lists them over the evidence the service selected."""
     import numpy as np
 
-    from app.language.question import analyse
-    from app.pipeline.answerability import LexicalAnswerability
     from app.providers.rerank.base import build_named_reranker
     from app.providers.rerank.minilm import MiniLMEncoder
     from app.settings import Settings
     from app.state import load_builtin_providers
-    from eval.calibrate import _evidence
-    from eval.cases import load_cases
-    from eval.runner import run_mode
+    from eval.train_answerability import candidates
 
     load_builtin_providers()
-    cases = [c for c in load_cases(["eval/labelled/questions", "eval/cases"]) if c.split == "dev" or not c.slice]
-    run = run_mode(cases, "extractive", keep_evidence=True, overrides={"answerability_scorer": "lexical"})
-    scorer = LexicalAnswerability(ranker=build_named_reranker("minilm", Settings()))
-    scorer.keep = 10**6
-    out = []
-    for case in cases:
-        got = run.evidence.get(case.id)
-        if not got or not got["evidence"]:
-            continue
-        golds = [g.lower() for g in case.gold_answers or case.gold_all] if case.expected_status == "grounded" else []
-        question = got["question"] or case.question
-        a = scorer.assess(analyse(question), _evidence(got["evidence"]), date.today())
-        rows = [(m.quoted, list(m.features), any(g in m.quoted.lower() for g in golds)) for m in a.best if m.features]
-        out.append({"id": case.id, "expected": case.expected_status, "question": question, "rows": rows})
+    ranker = build_named_reranker("minilm", Settings())
+    out = [
+        {
+            "id": case.id,
+            "expected": case.expected_status,
+            "question": question,
+            "rows": [(m.quoted, list(m.features), label) for m, label in matches],
+        }
+        for case, question, matches in candidates(["eval/labelled/questions", "eval/cases"], "dev", ranker)
+    ]
     WORK.mkdir(exist_ok=True)
     (WORK / "dev.json").write_text(json.dumps(out))
     encoder = MiniLMEncoder()
     sentences = sorted({r[0] for c in out for r in c["rows"]})
-    vectors = np.concatenate([encoder.embed(sentences[i : i + 256]) for i in range(0, len(sentences), 256)])
+    vectors = encoder.embed(sentences)
     np.savez(WORK / "vectors.npz", questions=encoder.embed([c["question"] for c in out]), sentences=vectors)
     (WORK / "sentences.json").write_text(json.dumps(sentences))
     print(f"{len(out)} cases, {len(sentences)} sentences -> {WORK}")
@@ -217,8 +206,8 @@ def train_adapter(train: list[dict[str, Any]], penalty: float = 1.0, epochs: int
 
 
 class CrossReader:
-    """(question, sentence) through MiniLM as one input; the bottom three layers frozen, as
-    eval/train_injection_encoder trains its classifier."""
+    """(question, sentence) through MiniLM as one BERT pair, the bottom three layers frozen: the
+    trainer of eval/train_injection_encoder, with positives weighted up (they are rare)."""
 
     def __init__(self, epochs: int = 3) -> None:
         from eval.train_injection_encoder import Trainer
@@ -227,82 +216,11 @@ class CrossReader:
         self.epochs = epochs
         self.model: Any = None
 
-    def _states(self, pairs: list[tuple[str, str]]) -> list[Any]:
-        import torch
-        import torch.nn.functional as F
-
-        t, w = self.trainer, self.trainer.w
-        todo = [p for p in dict.fromkeys(pairs) if p not in t._frozen]
-        with torch.no_grad():
-            for start in range(0, len(todo), 64):
-                chunk = todo[start : start + 64]
-                encodings = [t.tokenizer.encode(q, s) for q, s in chunk]
-                ids, mask = t._pad([e.ids for e in encodings])
-                types, _ = t._pad([e.type_ids for e in encodings])
-                x = (
-                    w["embeddings.word_embeddings.weight"][ids]
-                    + w["embeddings.position_embeddings.weight"][: ids.shape[1]]
-                )
-                x = x + w["embeddings.token_type_embeddings.weight"][types]
-                x = F.layer_norm(
-                    x, (x.shape[-1],), w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], t.eps
-                )
-                bias = ((1.0 - mask) * -1e9)[:, None, None, :]
-                for i in range(t.trained_from):
-                    x = t._layer(x, bias, t._params(i))
-                for row, pair in enumerate(chunk):
-                    t._frozen[pair] = x[row, : int(mask[row].sum())].clone()
-        return [t._frozen[p] for p in pairs]
-
     def fit(self, data: list[tuple[tuple[str, str], float]]) -> None:
-        import torch
-        import torch.nn.functional as F
-
-        t = self.trainer
-        torch.manual_seed(7)
-        rng = random.Random(7)
-        params = [
-            {k: v.clone().requires_grad_(True) for k, v in t._params(i).items()}
-            for i in range(t.trained_from, t.n_layers)
-        ]
-        head = [torch.zeros(384, requires_grad=True), torch.zeros((), requires_grad=True)]
-        opt = torch.optim.AdamW(
-            [
-                {"params": [v for p in params for v in p.values()], "lr": 1e-4},
-                {"params": head, "lr": 1e-3, "weight_decay": 0.0},
-            ],
-            weight_decay=0.01,
-        )
-        states = self._states([p for p, _ in data])
-        labels = torch.tensor([y for _, y in data])
-        positives = float(labels.sum())
-        weight = torch.tensor(math.sqrt((len(labels) - positives) / max(positives, 1.0)))
-        order = list(range(len(data)))
-        steps = self.epochs * math.ceil(len(order) / 32)
-        sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: max(0.0, 1.0 - s / steps))
-        for _ in range(self.epochs):
-            rng.shuffle(order)
-            for start in range(0, len(order), 32):
-                idx = order[start : start + 32]
-                x, mask = t._stack([states[i] for i in idx])
-                loss = F.binary_cross_entropy_with_logits(t._top(params, head, x, mask), labels[idx], pos_weight=weight)
-                opt.zero_grad()
-                loss.backward()
-                opt.step()
-                sched.step()
-        self.model = ([{k: v.detach() for k, v in p.items()} for p in params], [h.detach() for h in head])
+        self.model = self.trainer.fit(data, self.epochs, balanced=True)
 
     def logits(self, pairs: list[tuple[str, str]]) -> list[float]:
-        import torch
-
-        t = self.trainer
-        states = self._states(pairs)
-        out: list[float] = []
-        with torch.no_grad():
-            for start in range(0, len(pairs), 64):
-                x, mask = t._stack(states[start : start + 64])
-                out.extend(float(z) for z in t._top(*self.model, x, mask))
-        return out
+        return self.trainer.logits(self.model, pairs)
 
 
 def main() -> None:

@@ -21,34 +21,52 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from collections.abc import Iterator
 from datetime import UTC, date, datetime
 from pathlib import Path
 
 from app.language.question import analyse
-from app.pipeline.answerability import FEATURES, LEXICAL, LearnedAnswerability, LexicalAnswerability, weights_path
+from app.pipeline.answerability import (
+    FEATURES,
+    LEXICAL,
+    LearnedAnswerability,
+    LexicalAnswerability,
+    SentenceMatch,
+    weights_path,
+)
 from eval.calibrate import _evidence
-from eval.cases import load_cases
+from eval.cases import Case, load_cases
 from eval.runner import run_mode
 
 L2 = 1.0
 
 
-def collect(paths: list[str], split: str, ranker=None) -> list[tuple[str, bool, list[tuple[tuple[float, ...], bool]]]]:
-    """Per case: (id, answerable with the gold in evidence, [(features, states the gold)])."""
+def candidates(
+    paths: list[str], split: str, ranker=None
+) -> Iterator[tuple[Case, str, list[tuple[SentenceMatch, bool]]]]:
+    """Per case with evidence: (case, the question as asked, [(candidate sentence, states a gold
+    answer)]), every candidate the lexical scorer lists over the evidence the service selected."""
     # The regression cases (eval/cases, no split) are development cases by definition.
     cases = [c for c in load_cases(paths) if c.split == split or (split == "dev" and not c.slice)]
     # The lexical scorer serves while collecting: the evidence must not depend on the weights being fitted.
     run = run_mode(cases, "extractive", keep_evidence=True, overrides={"answerability_scorer": "lexical"})
     scorer = LexicalAnswerability(ranker=ranker)
     scorer.keep = 10**6
-    out = []
     for case in cases:
         got = run.evidence.get(case.id)
         if not got or not got["evidence"]:
             continue
         golds = [g.lower() for g in case.gold_answers or case.gold_all] if case.expected_status == "grounded" else []
-        a = scorer.assess(analyse(got["question"] or case.question), _evidence(got["evidence"]), date.today())
-        rows = [(m.features, any(g in m.quoted.lower() for g in golds)) for m in a.best if m.features]
+        question = got["question"] or case.question
+        a = scorer.assess(analyse(question), _evidence(got["evidence"]), date.today())
+        yield case, question, [(m, any(g in m.quoted.lower() for g in golds)) for m in a.best if m.features]
+
+
+def collect(paths: list[str], split: str, ranker=None) -> list[tuple[str, bool, list[tuple[tuple[float, ...], bool]]]]:
+    """Per case: (id, answerable with the gold in evidence, [(features, states the gold)])."""
+    out = []
+    for case, _, matches in candidates(paths, split, ranker):
+        rows = [(m.features, label) for m, label in matches]
         answerable = any(label for _, label in rows)
         if case.expected_status == "grounded" and not answerable:
             continue  # the answer never reached the composer: a recall failure, not answerability's

@@ -108,8 +108,9 @@ class Trainer:
         prefix = f"encoder.layer.{i}."
         return {k[len(prefix) :]: v for k, v in self.w.items() if k.startswith(prefix)}
 
-    def frozen(self, texts: list[str]) -> list[Any]:
-        """Hidden states after the frozen layers, one (tokens, 384) tensor per text (memoised)."""
+    def frozen(self, texts: list[Any]) -> list[Any]:
+        """Hidden states after the frozen layers, one (tokens, 384) tensor per text (memoised). A text
+        may be a (first, second) pair, encoded as BERT encodes a pair (the second's tokens of type 1)."""
         import torch
         import torch.nn.functional as F
 
@@ -118,10 +119,14 @@ class Trainer:
         with torch.no_grad():
             for start in range(0, len(todo), 64):
                 chunk = todo[start : start + 64]
-                ids, mask = self._pad([self.tokenizer.encode(t).ids for t in chunk])
+                encodings = [
+                    self.tokenizer.encode(*t) if isinstance(t, tuple) else self.tokenizer.encode(t) for t in chunk
+                ]
+                ids, mask = self._pad([e.ids for e in encodings])
+                types, _ = self._pad([e.type_ids for e in encodings])  # all 0 for a single text
                 n = ids.shape[1]
                 x = w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:n]
-                x = x + w["embeddings.token_type_embeddings.weight"][0]
+                x = x + w["embeddings.token_type_embeddings.weight"][types]
                 x = F.layer_norm(
                     x, (x.shape[-1],), w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], self.eps
                 )
@@ -162,7 +167,11 @@ class Trainer:
         pooled = (x * mask[:, :, None]).sum(1) / mask.sum(1, keepdim=True).clamp(min=1.0)
         return pooled @ head[0] + head[1]
 
-    def fit(self, data: list[tuple[str, int]], epochs: int = EPOCHS) -> tuple[list[dict[str, Any]], Any]:
+    def fit(
+        self, data: list[tuple[Any, int]], epochs: int = EPOCHS, *, balanced: bool = False
+    ) -> tuple[list[dict[str, Any]], Any]:
+        """`balanced`: positives weighted by the square root of the negatives-to-positives ratio (for
+        rare positives, as eval/answer_reader_cv's answer sentences are)."""
         import torch
 
         torch.manual_seed(SEED)
@@ -184,6 +193,8 @@ class Trainer:
         )
         states = self.frozen([t for t, _ in data])
         labels = torch.tensor([float(y) for _, y in data])
+        positives = float(labels.sum())
+        weight = torch.tensor(math.sqrt((len(labels) - positives) / max(positives, 1.0))) if balanced else None
         order = list(range(len(data)))
         steps = epochs * math.ceil(len(order) / BATCH)
         sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: max(0.0, 1.0 - s / steps))
@@ -193,14 +204,14 @@ class Trainer:
                 idx = order[start : start + BATCH]
                 x, mask = self._stack([states[i] for i in idx])
                 logit = self._top(params, head, x, mask)
-                loss = torch.nn.functional.binary_cross_entropy_with_logits(logit, labels[idx])
+                loss = torch.nn.functional.binary_cross_entropy_with_logits(logit, labels[idx], pos_weight=weight)
                 opt.zero_grad()
                 loss.backward()
                 opt.step()
                 sched.step()
         return [{k: v.detach() for k, v in p.items()} for p in params], [t.detach() for t in head]
 
-    def logits(self, model: tuple[list[dict[str, Any]], Any], texts: list[str]) -> list[float]:
+    def logits(self, model: tuple[list[dict[str, Any]], Any], texts: list[Any]) -> list[float]:
         import torch
 
         params, head = model
