@@ -4,7 +4,8 @@
 Every sentence of the 181 human-extracted AEB article bodies (../shared/bench-data/aeb), scored cold
 (memos cleared) on one pinned core, CPU time of the process: the lexical detector on every
 sentence, then the encoder on the English sentences at or above its gate (app/pipeline/injection.py
-`flagged`). Reports the gated share and ms of CPU per article sentence for each mode.
+`flagged`). Reports the gated share and ms of CPU per article sentence for each mode, then what one encoder read
+costs (the first 256 sentences, in batches of 1, 4, 16 and 64).
 
     python bench/injection_scan.py [--json out.json]
 """
@@ -61,6 +62,15 @@ def main() -> None:
         if encoder.verdicts.gate <= injection.model().probability(s) < encoder.verdicts.lexical_threshold
     )
     out["gated_share"] = round(gated / sentences, 4)
+    # What one encoder read costs, and whether batching would make it cheaper: the first 256
+    # sentences, cold, in batches of each size.
+    sample = [s for p in paras for s in p][:256]
+    out["encoder_tokens_per_sentence"] = round(sum(map(len, encoder._base.token_ids(sample))) / len(sample), 1)
+    for size in (1, 4, 16, 64):
+        start = time.process_time()
+        for i in range(0, len(sample), size):
+            encoder.logits(sample[i : i + size])
+        out[f"encoder_ms_per_sentence_batch_{size}"] = round(1000 * (time.process_time() - start) / len(sample), 2)
     for key, value in out.items():
         print(f"{key}: {value}")
     if args.json:
