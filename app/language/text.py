@@ -6,6 +6,8 @@ import re
 from functools import lru_cache
 from itertools import islice
 
+from app.memo import short_input_cache
+
 STOP_WORDS = frozenset(
     """a an the and or but if then else of to in on at by for with from into onto over under about
     as is are was were be been being am do does did done doing have has had having it its it's this
@@ -92,10 +94,21 @@ def _word_terms(w: str) -> tuple[str, ...]:
 
 def terms(text: str) -> list[str]:
     """Content terms: lower-cased, stop words dropped, crudely stemmed, synonyms met."""
+    return list(_sentence_terms(text))
+
+
+# Sentences recur across requests (the same evidence passages answer many questions) and are
+# tokenised by several stages: terms of texts up to TERMS_CACHE_CHARS are remembered.
+TERMS_CACHE_SIZE = 8192
+TERMS_CACHE_CHARS = 400
+
+
+@short_input_cache(TERMS_CACHE_SIZE, TERMS_CACHE_CHARS)
+def _sentence_terms(text: str) -> tuple[str, ...]:
     out: list[str] = []
     for w in words(text):
         out.extend(_word_terms(w))
-    return out
+    return tuple(out)
 
 
 def numbers(text: str) -> set[str]:

@@ -119,6 +119,15 @@ def as_definition(sentence: str) -> str:
     return s[:-1].rstrip() + "." if s.endswith(":") else s
 
 
+_ASCII_LETTER = re.compile(r"[A-Za-z]")
+_ASCII_UPPER = re.compile(r"[A-Z]")
+_ASCII_DIGIT = re.compile(r"[0-9]")
+
+
+def _has_digit(text: str) -> bool:
+    return bool(_ASCII_DIGIT.search(text)) if text.isascii() else any(c.isdigit() for c in text)
+
+
 def quotable(sentence: str, *, defines_entry: bool = False) -> bool:
     """A sentence that states something on its own: not a heading, question, lead-in, signature,
     margin note or page furniture. `defines_entry`: the first sentence under an API entry, which is
@@ -128,8 +137,12 @@ def quotable(sentence: str, *, defines_entry: bool = False) -> bool:
         return False
     if s.startswith("(") and s.rstrip(".").endswith(")"):
         return False
-    letters = [c for c in s if c.isalpha()]
-    return not letters or sum(c.isupper() for c in letters) / len(letters) < MAX_CAPS_SHARE
+    if s.isascii():  # the common case, counted by C loops: the same counts as the general one below
+        letters, upper = len(_ASCII_LETTER.findall(s)), len(_ASCII_UPPER.findall(s))
+    else:
+        alpha = [c for c in s if c.isalpha()]
+        letters, upper = len(alpha), sum(c.isupper() for c in alpha)
+    return not letters or upper / letters < MAX_CAPS_SHARE
 
 
 # What the learned scorer weighs, per candidate sentence (see answerability.LearnedAnswerability).
@@ -209,7 +222,7 @@ def sentence_features(
         float(anchors_ok),
         1 / (1 + pos),
         min(PASSAGE_SCORE_CAP, max(0.0, ev.answer_score)) / PASSAGE_SCORE_CAP,
-        float(any(c.isdigit() for c in sentence)),
+        float(_has_digit(sentence)),
         float(bool(lead)),
         min(1.0, len(sentence) / LENGTH_NORM_CHARS),
         float(typed) * float(question.asks_value),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from operator import mul
 from datetime import date
 from typing import Protocol
 
@@ -120,4 +121,5 @@ class HandSetScorer:
         self._w = tuple(HANDSET_WEIGHTS.get(f, 0.0) for f in FEATURES)
 
     def score(self, features: tuple[float, ...]) -> float:
-        return math.fsum(w * f for w, f in zip(self._w, features) if w)
+        # map(mul) runs in C; the zero weights' products add exact zeros, so the sum is unchanged.
+        return math.fsum(map(mul, self._w, features))
