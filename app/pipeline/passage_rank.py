@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from operator import mul
 from datetime import date
+from operator import mul
 from typing import Protocol
 
 from app.language.question import QuestionAnalysis
