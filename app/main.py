@@ -27,7 +27,7 @@ from app.corpus.vectors import INSTRUCTION_FREE_NAME, vectors_dir
 from app.errors import GroundingError
 from app.logs import client_request_id_var, configure_logging, request_id_var
 from app.metrics_export import install_http_metrics, mark_worker_dead
-from app.pipeline import injection, injection_encoder
+from app.pipeline import injection, injection_encoder, injection_multilingual
 from app.settings import Settings, get_settings
 from app.state import ServiceState
 
@@ -46,7 +46,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.keyring = KeyRing(settings)  # before anything else: no keys and auth required = no start
         app.state.service = await ServiceState.build(settings)
         # Before the verdicts below: which detector reads evidence decides whether they still hold.
-        injection.use_encoder(await asyncio.to_thread(injection_encoder.from_settings, settings))
+        injection.use_encoder(
+            await asyncio.to_thread(injection_encoder.from_settings, settings),
+            await asyncio.to_thread(injection_multilingual.from_settings, settings),
+        )
         # The corpus's evidence passages the injection detector already passed, offline (the select
         # stage skips scanning them); nothing when the file is missing or from another detector.
         vouched = injection.preload_verified(vectors_dir(settings.corpus_dir) / INSTRUCTION_FREE_NAME)

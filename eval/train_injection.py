@@ -217,24 +217,26 @@ def real_articles() -> dict[str, Any]:
 
 
 def with_service_encoder() -> bool:
-    """Read evidence as the service does by default: the fine-tuned encoder joins the lexical model
-    when the MiniLM model is installed (GA_INJECTION_ENCODER=auto). False when it is not."""
-    from app.pipeline import injection, injection_encoder
+    """Read evidence as the service does by default: the fine-tuned English encoder and the
+    multilingual reader join the lexical model when their models are installed
+    (GA_INJECTION_ENCODER=auto, GA_INJECTION_MULTILINGUAL=auto). False when neither is."""
+    from app.pipeline import injection, injection_encoder, injection_multilingual
     from app.settings import Settings
 
     encoder = injection_encoder.from_settings(Settings())
-    injection.use_encoder(encoder)
-    return encoder is not None
+    multilingual = injection_multilingual.from_settings(Settings())
+    injection.use_encoder(encoder, multilingual)
+    return encoder is not None or multilingual is not None
 
 
 def report(path: Path = DATA) -> dict[str, Any]:
-    """Test split first, then dev: the lexical detector alone, then with the encoder (when installed)."""
+    """Test split first, then dev: the lexical detector alone, then with the readers (when installed)."""
     rows = load(path)
     detector = InjectionModel.from_json(json.loads(WEIGHTS_PATH.read_text(encoding="utf-8")))
     out = {split: measure([r for r in rows if r["split"] == split], detector) for split in ("test", "dev")}
     if with_service_encoder():
         for split in ("test", "dev"):
-            out[f"{split}, with the encoder"] = measure([r for r in rows if r["split"] == split], None)
+            out[f"{split}, with the readers"] = measure([r for r in rows if r["split"] == split], None)
     return out
 
 

@@ -84,13 +84,14 @@ def redis_url(_redis_for_tests: RedisForTests) -> str:
 
 @pytest.fixture(scope="session", autouse=True)
 def _injection_detector_as_served():
-    """The service's lifespan sets the injection detector's encoder for the process
-    (GA_INJECTION_ENCODER, app/main.py); set here the same way once, so a test that calls
-    strip_instructions reads text as the default service does, whichever test ran before it."""
-    from app.pipeline import injection, injection_encoder
+    """The service's lifespan sets the injection detector's readers for the process
+    (GA_INJECTION_ENCODER, GA_INJECTION_MULTILINGUAL, app/main.py); set here the same way once, so a
+    test that calls strip_instructions reads text as the default service does, whichever test ran
+    before it."""
+    from app.pipeline import injection, injection_encoder, injection_multilingual
     from app.settings import Settings
 
-    injection.use_encoder(injection_encoder.from_settings(Settings()))
+    injection.use_encoder(injection_encoder.from_settings(Settings()), injection_multilingual.from_settings(Settings()))
 
 
 @pytest.fixture

