@@ -111,9 +111,7 @@ def load() -> list[dict[str, Any]]:
                 "answerable": bool(y.any()),
                 "q": vectors["questions"][k],
                 "vectors": vectors["sentences"][[index[r[0]] for r in c["rows"]]],
-                "e5": None
-                if e5 is None
-                else e5["sentences"][[index[r[0]] for r in c["rows"]]] @ e5["questions"][k],
+                "e5": None if e5 is None else e5["sentences"][[index[r[0]] for r in c["rows"]]] @ e5["questions"][k],
             }
         )
     return cases
@@ -256,7 +254,9 @@ class CrossReader:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("readers", nargs="+", choices=["collect", "embed-e5", "scorer", "adapter", "gbdt", "cross", "e5", "e5+"])
+    ap.add_argument(
+        "readers", nargs="+", choices=["collect", "embed-e5", "scorer", "adapter", "gbdt", "cross", "e5", "e5+"]
+    )
     ap.add_argument("--top", type=int, default=12, help="cross: candidates the reader rereads per case")
     args = ap.parse_args()
     if "collect" in args.readers:
