@@ -11,6 +11,9 @@ non-English benign lines lose a sentence than with the lexical detector alone.
 
     python -m eval.train_injection_multilingual --by-author   # the grid, one line per L2 and gate
     python -m eval.train_injection_multilingual               # fit on all of dev, write the head
+    python -m eval.train_injection_multilingual --english-mix FILE
+        # would the head help on English sentences too, mixed with the English encoder's logit?
+        # FILE: the encoder's out-of-author logits (python -m eval.train_injection_encoder --by-author FILE)
 
 Vectors are cached by text (--vectors, ~5,000 texts, about 5 minutes to embed on one core).
 """
@@ -136,6 +139,92 @@ def by_author(dev: list[dict[str, Any]], vec: dict[str, Any], lexical: dict, l2:
     return scored
 
 
+def english_mix(dev: list[dict[str, Any]], lexical: dict, encoder: dict, e5: dict, head: dict) -> None:
+    """All dev lines, out of author: the shipped rule (lexical, the English encoder at its gate, this
+    reader on the rest) against English sentences decided by lexical, encoder and e5 logits mixed,
+    at most MAX_BENIGN_LOSS of benign lines losing a sentence (pooled), per English gate."""
+    import numpy as np
+
+    from app.language.text import strip_links
+    from app.pipeline.injection_encoder import ENCODER_WEIGHTS_PATH
+    from app.pipeline.injection_multilingual import MIN_LETTERS
+    from eval.train_injection import MAX_BENIGN_LOSS
+
+    with np.load(ENCODER_WEIGHTS_PATH) as shipped:
+        en_gate, en_weight, en_bar = (float(shipped[k]) for k in ("gate", "lexical_weight", "threshold"))
+    info = {
+        r["id"]: [
+            (language_of(s) == "en", sum(map(str.isalpha, strip_links(s)[0])) >= MIN_LETTERS)
+            for s in sentences_of(r["text"])
+        ]
+        for r in dev
+    }
+
+    def logit(p: float) -> float:
+        p = min(max(p, 1e-9), 1.0 - 1e-9)
+        return math.log(p / (1.0 - p))
+
+    def rule(gate: float, wl: float, wm: float, we: float, bar: float):
+        def removed(r: dict[str, Any]) -> bool:
+            for p, zm, ze, (en, enough) in zip(lexical[r["id"]], encoder[r["id"]], e5[r["id"]], info[r["id"]]):
+                if p >= LEXICAL_THRESHOLD:
+                    return True
+                if en and p >= gate and wl * logit(p) + wm * zm + we * ze >= bar:
+                    return True
+                if (
+                    not en
+                    and enough
+                    and p >= head["gate"]
+                    and _removes(p, ze, head["lexical_weight"], head["threshold"])
+                ):
+                    return True
+            return False
+
+        return removed
+
+    attacks = [r for r in dev if r["label"] == "attack"]
+    benign = [r for r in dev if r["label"] == "benign"]
+    cap = int(MAX_BENIGN_LOSS * len(benign))
+    f = rule(en_gate, en_weight, 1.0 - en_weight, 0.0, en_bar)
+    print(
+        json.dumps(
+            {
+                "rule": "shipped",
+                "attacks_removed": sum(map(f, attacks)),
+                "benign_removed": sum(map(f, benign)),
+                "attack_lines": len(attacks),
+                "benign_lines": len(benign),
+            }
+        )
+    )
+    for gate in (0.6, 0.5, 0.4):
+        best: tuple | None = None
+        for wl in (0.0, 0.3):
+            for share in (0.0, 0.25, 0.5, 0.75, 1.0):
+                wm, we = (1 - wl) * (1 - share), (1 - wl) * share
+                for bar in THRESHOLDS:
+                    f = rule(gate, wl, wm, we, bar)
+                    lost = sum(map(f, benign))
+                    if lost > cap:
+                        continue
+                    caught = sum(map(f, attacks))
+                    if best is None or caught > best[0]:
+                        best = (caught, lost, wl, share, bar)
+        if best:
+            print(
+                json.dumps(
+                    {
+                        "english_gate": gate,
+                        "attacks_removed": best[0],
+                        "benign_removed": best[1],
+                        "lexical_weight": best[2],
+                        "e5_share": best[3],
+                        "threshold": best[4],
+                    }
+                )
+            )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--by-author", action="store_true", help="print the leave-one-author-out grid; write nothing")
@@ -146,12 +235,19 @@ def main() -> None:
     ap.add_argument("--lexical-weight", type=float, default=0.0)
     ap.add_argument("--threshold", type=float, default=1.25)
     ap.add_argument("--out", type=Path, default=HEAD_PATH)
+    ap.add_argument("--english-mix", type=Path, help="the English encoder's out-of-author logits (JSON)")
     args = ap.parse_args()
     rows = load()
     dev = [r for r in rows if r["split"] == "dev"]
     vec = vectors(
         [t for r in rows for t, _ in texts_of([r])] + [s for r in rows for s in sentences_of(r["text"])], args.vectors
     )
+    if args.english_mix:
+        lexical = lexical_by_author(args.lexical)
+        head = json.loads(HEAD_PATH.read_text(encoding="utf-8"))
+        e5 = by_author(dev, vec, lexical, head["l2"])
+        english_mix(dev, lexical, json.loads(args.english_mix.read_text()), e5, head)
+        return
     if args.by_author:
         lexical = lexical_by_author(args.lexical)
         for l2 in L2S:
