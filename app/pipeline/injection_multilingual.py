@@ -25,7 +25,7 @@ from app.errors import GroundingError
 from app.language import identify
 from app.language import text as text_module
 from app.language.identify import language_of
-from app.language.text import strip_links
+from app.language.text import strip_links, well_formed
 from app.pipeline.injection_encoder import EncoderVerdicts
 from app.settings import Settings
 
@@ -103,7 +103,8 @@ class MultilingualReader:
     def logits(self, sentences: list[str]) -> list[float]:
         if not sentences:
             return []
-        vectors = self._embedder.embed([s[:READ_MAX_CHARS] for s in sentences])
+        # The engine takes UTF-8: an unpaired surrogate (JSON may carry one) would not encode.
+        vectors = self._embedder.embed([well_formed(s[:READ_MAX_CHARS]) for s in sentences])
         return [float(z) for z in vectors.astype("float64") @ self._weights + self._bias]
 
 
