@@ -26,11 +26,20 @@ from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import JSONResponse as _StarletteJSON
+from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 from ._record import Recorder
 from ._threaded import ThreadedUvicorn, bind_socket
+
+
+class JSONResponse(_StarletteJSON):
+    """JSON as the real APIs may send it: ASCII with \\u escapes, so an unpaired surrogate in a result
+    ("\\ud800", which no UTF-8 encoder takes) reaches the client as the escape a real API would send."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, ensure_ascii=True, separators=(",", ":")).encode("ascii")
 
 
 def api_hit(
