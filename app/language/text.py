@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from itertools import islice
-from typing import Any
 
 from app.memo import short_input_cache
 
@@ -35,18 +34,6 @@ def well_formed(text: str) -> str:
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")  # a str holds no valid pairs: any surrogate is unpaired
-
-
-def well_formed_values(value: Any) -> Any:
-    """Parsed JSON with every string (keys too) well_formed: upstream JSON (a model's reply, a search
-    API's results) may carry "\\ud800", which would fail wherever the text is encoded later."""
-    if isinstance(value, str):
-        return well_formed(value)
-    if isinstance(value, list):
-        return [well_formed_values(v) for v in value]
-    if isinstance(value, dict):
-        return {well_formed(str(k)): well_formed_values(v) for k, v in value.items()}
-    return value
 
 
 def words(text: str) -> list[str]:

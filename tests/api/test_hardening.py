@@ -328,6 +328,20 @@ def test_an_unpaired_surrogate_from_the_engine_is_not_a_500(searxng, web, servic
             assert r.json()["grounding"]["status"] == "grounded", r.json()["grounding"].get("abstention")
 
 
+def test_an_unpaired_surrogate_from_a_search_api_is_not_a_500(tavily, web, service_factory):
+    """The same through a web search API's provider (Tavily's protocol): its simulator sends ASCII
+    JSON with escapes, as a real API may, so "\\ud800" reaches the client as an escape."""
+    from simulators.search_apis import api_hit
+
+    good = _acme_results(web)
+    tavily.set_default([api_hit(r["url"], r["title"] + " \ud800", "\udfff " + r["content"]) for r in good])
+    svc = service_factory(**tavily.settings_overrides(), **web.settings_overrides())
+    r = httpx.post(svc.url + "/v1/grounded-answers", json=chat(QUESTION, cache="bypass"), timeout=30)
+    assert r.status_code == 200, r.text
+    assert r.json()["grounding"]["status"] == "grounded", r.json()["grounding"].get("abstention")
+    assert tavily.requests.last().path == "/search"
+
+
 def test_an_unpaired_surrogate_from_the_model_keeps_its_answer(searxng, web, llm, service_factory):
     from tests.api.helpers import planner_or
 

@@ -126,10 +126,3 @@ async def test_usage_limits_are_logical(tavily, make_provider, status):
 def test_missing_key_fails_at_start_up(make_provider):
     with pytest.raises(GroundingError, match="GA_TAVILY_API_KEY"):
         make_provider("tavily", tavily_api_key="")
-
-
-async def test_unpaired_surrogates_in_results_become_replacement_characters(tavily, make_provider):
-    tavily.set_results("foo", [api_hit("https://news.example/foo", "Foo \ud800 2.0", "Foo 2.0 \udfff shipped")])
-    provider = make_provider("tavily", **tavily.settings_overrides())
-    hit = (await provider.search(SearchQuery("foo", count=5), timeout=2)).hits[0]
-    assert (hit.title, hit.snippet) == ("Foo \ufffd 2.0", "Foo 2.0 \ufffd shipped")

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from app.language.text import well_formed_values
+from app.language.text import well_formed
 
 if TYPE_CHECKING:
     from app.settings import Settings
@@ -92,4 +92,14 @@ def build_chat_model(name: str, settings: Settings) -> ChatModel:
 def parse_model_json(text: str) -> Any:
     """JSON a model wrote (a plan, a verdict), its strings valid Unicode: "\\ud800" inside it would
     otherwise reach the search query, the cache and the response (ValueError when not JSON)."""
-    return well_formed_values(json.loads(text))
+    return _well_formed_values(json.loads(text))
+
+
+def _well_formed_values(value: Any) -> Any:
+    if isinstance(value, str):
+        return well_formed(value)
+    if isinstance(value, list):
+        return [_well_formed_values(v) for v in value]
+    if isinstance(value, dict):
+        return {well_formed(str(k)): _well_formed_values(v) for k, v in value.items()}
+    return value

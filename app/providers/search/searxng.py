@@ -12,7 +12,6 @@ import httpx
 
 from app.domain.types import SearchHit, SearchResult
 from app.errors import ProviderLogicalError, ProviderTechnicalError
-from app.language.text import well_formed_values
 from app.providers.retry import RetryLater, retry_after_from_headers
 from app.providers.search.base import SearchQuery, register_search_provider
 from app.settings import Settings
@@ -80,7 +79,7 @@ class SearxngSearch:
         if resp.status_code != 200:
             raise ProviderLogicalError(f"searxng answered {resp.status_code}", provider=self.name)
         try:
-            data = well_formed_values(resp.json())  # "\\ud800" in a snippet must not fail the request later
+            data = resp.json()
         except ValueError as exc:
             raise ProviderTechnicalError("searxng sent invalid JSON", provider=self.name) from exc
         if not isinstance(data, dict):

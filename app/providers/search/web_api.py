@@ -20,7 +20,6 @@ import httpx
 from app.domain.types import SearchHit
 from app.errors import GroundingError, ProviderLogicalError, ProviderTechnicalError
 from app.extract.date_parse import MIN_DATE, parse_human_date
-from app.language.text import well_formed_values
 from app.providers.retry import RetryLater, retry_after_from_headers
 
 MAX_DETAIL_CHARS = 200
@@ -79,7 +78,7 @@ async def call_json_api(
             raise ProviderLogicalError(f"{provider} rejected the API key ({status}){suffix}", provider=provider)
         raise ProviderLogicalError(f"{provider} answered {status}{suffix}", provider=provider)
     try:
-        data = well_formed_values(resp.json())  # "\\ud800" in a snippet must not fail the request later
+        data = resp.json()
     except ValueError as exc:
         raise ProviderTechnicalError(f"{provider} sent invalid JSON", provider=provider) from exc
     if not isinstance(data, dict):
