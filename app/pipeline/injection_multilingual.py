@@ -138,6 +138,9 @@ def from_settings(settings: Settings) -> MultilingualReader | None:
     if importlib.util.find_spec("py3langid") is None:
         log.warning("injection: no multilingual reader (py3langid is not installed: the `semantic` extra)")
         return None
+    if importlib.util.find_spec(_PACKAGE) is None:
+        log.warning("injection: no multilingual reader (the %s wheel is not installed: x86-64 Linux only)", _PACKAGE)
+        return None
     if not ENGINE_CPU_FLAGS <= cpu_flags():
         log.warning(
             "injection: no multilingual reader (its engine needs a CPU with %s)", " and ".join(sorted(ENGINE_CPU_FLAGS))
