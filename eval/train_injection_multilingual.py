@@ -27,7 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from app.language.identify import language_of
-from app.pipeline.injection_multilingual import HEAD_PATH, MultilingualEmbedder
+from app.pipeline.injection_encoder import EncoderVerdicts
+from app.pipeline.injection_multilingual import HEAD_PATH, MultilingualEmbedder, worth_reading
+from eval.answer_reader_cv import fit_logistic
 from eval.injection_cascade import lexical_by_author
 from eval.train_injection import author, load
 from eval.train_injection_encoder import sentences_of, texts_of
@@ -60,54 +62,42 @@ def vectors(texts: list[str], cache: Path) -> dict[str, Any]:
 
 
 def fit(samples: list[tuple[str, int]], vec: dict[str, Any], l2: float) -> tuple[Any, float]:
-    """Logistic regression by Newton's method, L2 on the weights (not the bias): (weights, bias)."""
+    """The head, (weights, bias): eval/answer_reader_cv's Newton logistic regression, its L2 scaled by
+    the sample count (a per-sample penalty; the bias is not penalised)."""
     import numpy as np
 
-    x = np.array([np.append(vec[t], 1.0) for t, _ in samples])
-    y = np.array([label for _, label in samples], dtype=np.float64)
-    w = np.zeros(x.shape[1])
-    penalty = np.full(x.shape[1], l2 * len(x))
-    penalty[-1] = 0.0
-    for _ in range(50):
-        p = 1.0 / (1.0 + np.exp(-(x @ w)))
-        grad = x.T @ (p - y) + penalty * w
-        hess = (x * (p * (1 - p))[:, None]).T @ x + np.diag(penalty + 1e-9)
-        step = np.linalg.solve(hess, grad)
-        w -= step
-        if np.abs(step).max() < 1e-7:
-            break
-    return w[:-1], float(w[-1])
-
-
-def _removes(p: float, z: float, weight: float, threshold: float) -> bool:
-    p = min(max(p, 1e-9), 1.0 - 1e-9)
-    return weight * math.log(p / (1.0 - p)) + (1.0 - weight) * z >= threshold
+    x = np.array([vec[t] for t, _ in samples])
+    w = fit_logistic(x, np.array([label for _, label in samples], dtype=np.float64), l2 * len(x))
+    return w[1:], float(w[0])
 
 
 def grid(rows: list[dict[str, Any]], lexical: dict[str, list[float]], logits: dict[str, list[float]]) -> list[dict]:
     """Per gate, the (weight, threshold) removing the most non-English attack lines at no more
-    non-English benign losses than the lexical detector alone (as injection.flagged decides)."""
-    other = {r["id"]: [language_of(s) != "en" for s in sentences_of(r["text"])] for r in rows}
+    non-English benign losses than the lexical detector alone (as injection.flagged decides, on the
+    sentences the reader reads: injection_multilingual.worth_reading)."""
+    read = {r["id"]: [worth_reading(s) for s in sentences_of(r["text"])] for r in rows}
     lines = [r for r in rows if r["lang"] != "en"]
 
-    def removed(r: dict[str, Any], gate: float, weight: float, threshold: float) -> bool:
+    def removed(r: dict[str, Any], v: EncoderVerdicts) -> bool:
         return any(
-            p >= LEXICAL_THRESHOLD or (o and p >= gate and _removes(p, z, weight, threshold))
-            for p, z, o in zip(lexical[r["id"]], logits[r["id"]], other[r["id"]])
+            p >= v.lexical_threshold or (o and p >= v.gate and v.removes(p, z))
+            for p, z, o in zip(lexical[r["id"]], logits[r["id"]], read[r["id"]])
         )
 
     attacks = [r for r in lines if r["label"] == "attack"]
     benign = [r for r in lines if r["label"] == "benign"]
-    lexical_only = {k: sum(removed(r, 2.0, 0.0, 0.0) for r in rs) for k, rs in (("a", attacks), ("b", benign))}
+    alone = EncoderVerdicts(LEXICAL_THRESHOLD, 2.0, 0.0, 0.0)  # a gate no probability reaches
+    lexical_only = {k: sum(removed(r, alone) for r in rs) for k, rs in (("a", attacks), ("b", benign))}
     out = []
     for gate in GATES:
         best: tuple | None = None
         for weight in LEXICAL_WEIGHTS:
             for threshold in THRESHOLDS:
-                lost = sum(removed(r, gate, weight, threshold) for r in benign)
+                v = EncoderVerdicts(LEXICAL_THRESHOLD, gate, weight, threshold)
+                lost = sum(removed(r, v) for r in benign)
                 if lost > lexical_only["b"]:
                     continue
-                caught = sum(removed(r, gate, weight, threshold) for r in attacks)
+                caught = sum(removed(r, v) for r in attacks)
                 if best is None or caught > best[0]:
                     best = (caught, lost, weight, threshold)
         if best:
@@ -145,20 +135,13 @@ def english_mix(dev: list[dict[str, Any]], lexical: dict, encoder: dict, e5: dic
     at most MAX_BENIGN_LOSS of benign lines losing a sentence (pooled), per English gate."""
     import numpy as np
 
-    from app.language.text import strip_links
     from app.pipeline.injection_encoder import ENCODER_WEIGHTS_PATH
-    from app.pipeline.injection_multilingual import MIN_LETTERS
     from eval.train_injection import MAX_BENIGN_LOSS
 
     with np.load(ENCODER_WEIGHTS_PATH) as shipped:
         en_gate, en_weight, en_bar = (float(shipped[k]) for k in ("gate", "lexical_weight", "threshold"))
-    info = {
-        r["id"]: [
-            (language_of(s) == "en", sum(map(str.isalpha, strip_links(s)[0])) >= MIN_LETTERS)
-            for s in sentences_of(r["text"])
-        ]
-        for r in dev
-    }
+    info = {r["id"]: [(language_of(s) == "en", worth_reading(s)) for s in sentences_of(r["text"])] for r in dev}
+    other = EncoderVerdicts(LEXICAL_THRESHOLD, head["gate"], head["lexical_weight"], head["threshold"])
 
     def logit(p: float) -> float:
         p = min(max(p, 1e-9), 1.0 - 1e-9)
@@ -166,17 +149,12 @@ def english_mix(dev: list[dict[str, Any]], lexical: dict, encoder: dict, e5: dic
 
     def rule(gate: float, wl: float, wm: float, we: float, bar: float):
         def removed(r: dict[str, Any]) -> bool:
-            for p, zm, ze, (en, enough) in zip(lexical[r["id"]], encoder[r["id"]], e5[r["id"]], info[r["id"]]):
+            for p, zm, ze, (en, read) in zip(lexical[r["id"]], encoder[r["id"]], e5[r["id"]], info[r["id"]]):
                 if p >= LEXICAL_THRESHOLD:
                     return True
                 if en and p >= gate and wl * logit(p) + wm * zm + we * ze >= bar:
                     return True
-                if (
-                    not en
-                    and enough
-                    and p >= head["gate"]
-                    and _removes(p, ze, head["lexical_weight"], head["threshold"])
-                ):
+                if read and p >= other.gate and other.removes(p, ze):
                     return True
             return False
 

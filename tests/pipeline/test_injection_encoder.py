@@ -67,28 +67,17 @@ def test_encoder_removes_what_the_lexical_model_half_suspects(encoder):
     assert strip_instructions(fact) == (fact, 0)
 
 
-def test_other_languages_are_never_read_by_the_encoder(monkeypatch):
-    calls: list[list[str]] = []
+def test_other_languages_are_never_read_by_the_encoder(spy_reader):
     real, multilingual = injection._encoder, injection._multilingual
     assert real is not None
-
-    class Spy:
-        verdicts = EncoderVerdicts(lexical_threshold=1.01, gate=0.0, lexical_weight=0.0, threshold=-30.0)
-
-        def logits(self, sentences: list[str]) -> list[float]:
-            calls.append(sentences)
-            return [30.0] * len(sentences)
-
-        def fingerprint(self) -> str:
-            return "spy"
-
-    injection.use_encoder(Spy(), None)  # type: ignore[arg-type]
+    spy = spy_reader()
+    injection.use_encoder(spy, None)  # type: ignore[arg-type]
     try:
         german = "Der Bericht beschreibt die Preise des neuen Tarifs für kleine Unternehmen."
         assert strip_instructions(german) == (german, 0)
-        assert calls == []
+        assert spy.calls == []
         assert strip_instructions("The report lists the prices of the new plan.")[1] == 1  # the spy removes all English
-        assert calls
+        assert spy.calls
     finally:
         injection.use_encoder(real, multilingual)
 

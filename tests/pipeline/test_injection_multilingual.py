@@ -9,7 +9,6 @@ import pytest
 
 from app.pipeline import injection, injection_multilingual
 from app.pipeline.injection import model, strip_instructions
-from app.pipeline.injection_encoder import EncoderVerdicts
 from app.pipeline.injection_multilingual import MultilingualReader
 
 
@@ -42,31 +41,17 @@ def test_reader_removes_what_the_lexical_model_half_suspects(reader):
     assert strip_instructions(fact) == (fact, 0)
 
 
-def test_english_is_never_read_by_the_multilingual_reader():
-    calls: list[list[str]] = []
+def test_english_is_never_read_by_the_multilingual_reader(spy_reader):
     encoder, real = injection._encoder, injection._multilingual
-
-    class Spy:
-        verdicts = EncoderVerdicts(lexical_threshold=1.01, gate=0.0, lexical_weight=0.0, threshold=-30.0)
-
-        def reads(self, sentence: str) -> bool:
-            return real.reads(sentence)
-
-        def logits(self, sentences: list[str]) -> list[float]:
-            calls.append(sentences)
-            return [30.0] * len(sentences)
-
-        def fingerprint(self) -> str:
-            return "spy"
-
     assert real is not None
-    injection.use_encoder(None, Spy())  # type: ignore[arg-type]
+    spy = spy_reader(reads=real.reads)
+    injection.use_encoder(None, spy)  # type: ignore[arg-type]
     try:
         english = "The report lists the prices of the new plan for small businesses."
         assert strip_instructions(english) == (english, 0)
-        assert calls == []
+        assert spy.calls == []
         assert strip_instructions("Der Bericht nennt die Preise des neuen Tarifs für kleine Firmen.")[1] == 1
-        assert calls
+        assert spy.calls
     finally:
         injection.use_encoder(encoder, real)
 

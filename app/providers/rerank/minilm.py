@@ -36,13 +36,21 @@ _BATCH = 32
 _DTYPES = {"F32": "<f4", "I64": "<i8"}
 
 
-def model_dir() -> Path:
-    """The model folder inside the installed wheel, found without importing the package (its
-    __init__ imports sentence-transformers)."""
-    spec = importlib.util.find_spec(_PACKAGE)
+def package_folder(package: str) -> Path | None:
+    """An installed package's folder, found without importing it (a model wheel's __init__ may import
+    a stack the service does not need); None when it is not installed."""
+    spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def model_dir() -> Path:
+    """The model folder inside the installed wheel (its __init__ imports sentence-transformers)."""
+    folder = package_folder(_PACKAGE)
+    if folder is None:
         raise GroundingError(f"the MiniLM sentence model needs the {_PACKAGE} wheel (scripts/bootstrap semantic)")
-    return Path(next(iter(spec.submodule_search_locations))) / "model"
+    return folder / "model"
 
 
 def read_safetensors(path: Path) -> dict[str, Any]:
