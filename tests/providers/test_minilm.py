@@ -70,6 +70,107 @@ def test_memo_returns_the_same_vectors_and_threads_share_it_safely(encoder):
         assert np.array_equal(r[40], results[0][40])
 
 
+def _gated_encoder(encoder, compute):
+    """A copy of `encoder` with an empty memo and `compute` in place of the model."""
+    gated = object.__new__(minilm.MiniLMEncoder)
+    gated.__dict__.update(encoder.__dict__)
+    gated._memo = minilm.ByteLRU(1 << 20, "test_embeddings")
+    gated._stored = {}
+    gated._inflight = {}
+    gated._inflight_lock = threading.Lock()
+    gated._compute = compute
+    return gated
+
+
+class _SeenWaiting(dict):
+    """The in-flight map, noting when a second thread finds a text already being embedded."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found = threading.Event()
+
+    def get(self, key, default=None):
+        found = super().get(key, default)
+        if found is not None:
+            self.found.set()
+        return found
+
+
+def _race(gated, outcome):
+    """Thread A embeds the question and is held inside the model until thread B has found it in
+    flight; returns what each thread got (a vector or the exception)."""
+    results: dict[str, object] = {}
+
+    def run(name):
+        try:
+            results[name] = gated.embed(["How do I read a file?"])[0]
+        except Exception as exc:  # noqa: BLE001 - the test compares what each thread saw
+            results[name] = exc
+
+    a = threading.Thread(target=run, args=("a",))
+    a.start()
+    assert outcome["entered"].wait(10)
+    b = threading.Thread(target=run, args=("b",))
+    b.start()
+    assert gated._inflight.found.wait(10)
+    outcome["release"].set()
+    a.join(10)
+    b.join(10)
+    return results
+
+
+def test_concurrent_embeddings_of_one_text_run_the_model_once(encoder):
+    # A request's parallel corpus searches each embed the same question (app/providers/search/local_corpus.py).
+    outcome = {"entered": threading.Event(), "release": threading.Event(), "calls": []}
+    vector = encoder.embed(["How do I read a file?"])[0]
+
+    def compute(texts):
+        outcome["calls"].append(list(texts))
+        outcome["entered"].set()
+        assert outcome["release"].wait(10)
+        return [vector.copy() for _ in texts]
+
+    gated = _gated_encoder(encoder, compute)
+    gated._inflight = _SeenWaiting()
+    results = _race(gated, outcome)
+    assert outcome["calls"] == [["How do I read a file?"]]
+    assert np.array_equal(results["a"], vector) and np.array_equal(results["b"], vector)
+    assert not gated._inflight  # nothing left in flight
+    assert np.array_equal(gated.embed(["How do I read a file?"])[0], vector)  # and the memo has it
+    assert len(outcome["calls"]) == 1
+
+
+def test_a_failed_embedding_fails_its_waiters_and_is_retried_next_time(encoder):
+    outcome = {"entered": threading.Event(), "release": threading.Event(), "calls": []}
+
+    def compute(texts):
+        outcome["calls"].append(list(texts))
+        outcome["entered"].set()
+        assert outcome["release"].wait(10)
+        raise MemoryError("no room for the batch")
+
+    gated = _gated_encoder(encoder, compute)
+    gated._inflight = _SeenWaiting()
+    results = _race(gated, outcome)
+    assert isinstance(results["a"], MemoryError) and isinstance(results["b"], MemoryError)
+    assert len(outcome["calls"]) == 1 and not gated._inflight
+    gated._compute = lambda texts: [np.ones(384, dtype=np.float32) for _ in texts]
+    assert float(gated.embed(["How do I read a file?"])[0][0]) == 1.0
+
+
+def test_repeated_texts_in_one_call_are_embedded_once(encoder):
+    calls: list[list[str]] = []
+    vector = encoder.embed(["alpha"])[0]
+
+    def compute(texts):
+        calls.append(list(texts))
+        return [vector.copy() for _ in texts]
+
+    gated = _gated_encoder(encoder, compute)
+    out = gated.embed(["alpha", "alpha", "alpha"])
+    assert calls == [["alpha"]] and all(np.array_equal(row, vector) for row in out)
+
+
 def test_ranker_scores_a_paraphrase_above_an_unrelated_sentence(encoder):
     ranker = minilm.MiniLMReranker(encoder)
     scores = ranker.score(

@@ -19,6 +19,8 @@ import importlib.util
 import json
 import logging
 import struct
+import threading
+from concurrent.futures import Future
 from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
@@ -141,6 +143,9 @@ class MiniLMEncoder:
         self._memo: ByteLRU[str, Any] = ByteLRU(32 * 1024 * 1024, "sentence_embeddings", max_entry_share=256)
         # Vectors computed offline for known texts (the corpus's evidence passages), by text hash.
         self._stored: dict[str, Any] = {}
+        # Texts being embedded by some thread now (embed's single flight).
+        self._inflight: dict[str, Future] = {}
+        self._inflight_lock = threading.Lock()
 
     def layers(self) -> list[tuple[Any, ...]]:
         """The model's own layers, packed as pack_layer does (for a model that replaces some)."""
@@ -214,37 +219,74 @@ class MiniLMEncoder:
         return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
 
     def embed(self, texts: list[str]) -> Any:
-        """One unit vector per text, in order; repeated texts come from the memo."""
+        """One unit vector per text, in order; repeated texts come from the memo. A text another
+        thread is embedding right now is waited for, not embedded again: a request's 2-4 queries
+        search the corpus in parallel threads and each embeds the same question (without this,
+        ~2 forward passes a docs answer instead of 1, a fifth of its CPU; docs/BENCHMARKS.md)."""
         import numpy as np
 
         out = np.zeros((len(texts), self._word.shape[1]), dtype=np.float32)
-        todo: list[int] = []
+        missing: dict[str, list[int]] = {}
         for i, text in enumerate(texts):
             hit = self._memo.get(text)  # ByteLRU is thread-safe: requests embed in worker threads
             if hit is None and self._stored:
                 hit = self._stored.get(text_key(text))
             if hit is None:
-                todo.append(i)
+                missing.setdefault(text, []).append(i)
             else:
                 out[i] = hit
-        if todo:
-            encodings = self._tokenizer.encode_batch([texts[i] for i in todo])
-            # Batches of similar length waste little on padding.
-            order = sorted(range(len(todo)), key=lambda j: len(encodings[j].ids))
-            for start in range(0, len(order), _BATCH):
-                chunk = order[start : start + _BATCH]
-                width = max(len(encodings[j].ids) for j in chunk)
-                ids = np.zeros((len(chunk), width), dtype=np.int64)
-                mask = np.zeros((len(chunk), width), dtype=np.float32)
-                for row, j in enumerate(chunk):
-                    piece = encodings[j].ids
-                    ids[row, : len(piece)] = piece
-                    mask[row, : len(piece)] = 1.0
-                vectors = self._forward(ids, mask)
-                for row, j in enumerate(chunk):
-                    out[todo[j]] = vectors[row]
-                    self._memo.put(texts[todo[j]], vectors[row].copy(), vectors[row].nbytes + 112)
+        if not missing:
+            return out
+        mine: dict[str, Future] = {}
+        theirs: dict[str, Future] = {}
+        with self._inflight_lock:
+            for text in missing:
+                running = self._inflight.get(text)
+                if running is None:
+                    mine[text] = self._inflight[text] = Future()
+                else:
+                    theirs[text] = running
+        try:
+            if mine:
+                for text, vector in zip(mine, self._compute(list(mine)), strict=True):
+                    self._memo.put(text, vector, vector.nbytes + 112)
+                    mine[text].set_result(vector)
+        except BaseException as exc:
+            for future in mine.values():
+                if not future.done():
+                    future.set_exception(exc)
+            raise
+        finally:
+            with self._inflight_lock:
+                for text in mine:
+                    self._inflight.pop(text, None)
+        for text, indices in missing.items():
+            vector = (mine.get(text) or theirs[text]).result()
+            for i in indices:
+                out[i] = vector
         return out
+
+    def _compute(self, texts: list[str]) -> list[Any]:
+        """The model's vectors for `texts`, in order (each a copy, safe to keep)."""
+        import numpy as np
+
+        vectors: list[Any] = [None] * len(texts)
+        encodings = self._tokenizer.encode_batch(texts)
+        # Batches of similar length waste little on padding.
+        order = sorted(range(len(texts)), key=lambda j: len(encodings[j].ids))
+        for start in range(0, len(order), _BATCH):
+            chunk = order[start : start + _BATCH]
+            width = max(len(encodings[j].ids) for j in chunk)
+            ids = np.zeros((len(chunk), width), dtype=np.int64)
+            mask = np.zeros((len(chunk), width), dtype=np.float32)
+            for row, j in enumerate(chunk):
+                piece = encodings[j].ids
+                ids[row, : len(piece)] = piece
+                mask[row, : len(piece)] = 1.0
+            batch = self._forward(ids, mask)
+            for row, j in enumerate(chunk):
+                vectors[j] = batch[row].copy()
+        return vectors
 
 
 class MiniLMReranker:
