@@ -19,7 +19,11 @@ LOOPBACK = "127.0.0.1"
 
 
 def bind_socket(host: str = LOOPBACK, port: int = 0) -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not the default 0: asyncio turns Nagle off (TCP_NODELAY) only on connections whose
+    # socket says TCP (base_events._set_nodelay). Without it a response written in two parts (head,
+    # then body) waited for the client's delayed ACK: every simulator reply took ~44 ms on loopback,
+    # an upstream latency no configuration asked for (the bench's "overhead" was mostly this).
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     sock.set_inheritable(True)
