@@ -137,3 +137,11 @@ def test_sentence_model_bench_reports_its_cost(bench_data, tmp_path):
     result = json.loads(out.read_text())
     assert result["sentences"] == 40 and result["tokens"] > 40 * 5
     assert result["ms_per_token"] > 0 and result["request_sentence_ranker_ms"] > 0
+
+
+def test_simulator_round_trip_bench_compares_both_socket_kinds():
+    done = run_module("bench.simulator_rtt", "--requests", "6", timeout=60)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert [line.split()[0] for line in lines] == ["IPPROTO_TCP", "protocol"]
+    assert all("(4 requests)" in line for line in lines)
