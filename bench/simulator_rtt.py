@@ -1,7 +1,10 @@
 """Round trip of one request to a simulator, with its listening socket bound as bind_socket binds it
 (IPPROTO_TCP) and as it was bound before 2026-12-04 (protocol 0), side by side in one run.
 
-    .venv/bin/python -m bench.simulator_rtt [--requests 40]
+    .venv/bin/python -m bench.simulator_rtt [--requests 40] [--service]
+
+With `--service`, also the service as deployed (`python -m uvicorn app.main:app`, 1 and 2 workers,
+uvicorn binding its own socket): /healthz the same way.
 
 asyncio turns Nagle's algorithm off only on connections whose socket says TCP
 (`asyncio.base_events._set_nodelay`); a response written in two parts (head, then body) then waits
@@ -33,31 +36,48 @@ def _unspecified_protocol() -> socket.socket:
     return sock
 
 
-def round_trips_ms(server: ThreadedUvicorn, n: int) -> list[float]:
-    """Keep-alive GETs on one connection, one at a time, until the whole response is read."""
+def round_trips_ms(host: str, port: int, n: int, path: str = "/") -> list[float]:
+    """Keep-alive GETs on one connection, one at a time, each until its whole body is read."""
     out = []
-    with socket.create_connection((server.host, server.port)) as conn:
+    with socket.create_connection((host, port)) as conn:
         for _ in range(n):
             t = time.perf_counter()
-            conn.sendall(b"GET / HTTP/1.1\r\nHost: bench\r\n\r\n")
+            conn.sendall(f"GET {path} HTTP/1.1\r\nHost: bench\r\n\r\n".encode())
             got = b""
-            while not got.endswith(b"\r\n\r\nok"):
+            while b"\r\n\r\n" not in got:
                 got += conn.recv(65536)
+            head, _, body = got.partition(b"\r\n\r\n")
+            length = next(
+                int(v) for k, _, v in (h.partition(b":") for h in head.split(b"\r\n")) if k.lower() == b"content-length"
+            )
+            while len(body) < length:
+                body += conn.recv(65536)
             out.append((time.perf_counter() - t) * 1000)
     return out[2:]  # the first two warm the connection
+
+
+def _line(label: str, ms: list[float]) -> str:
+    return f"{label:28s} median {statistics.median(ms):6.2f} ms  max {max(ms):6.2f} ms  ({len(ms)} requests)"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--requests", type=int, default=40)
+    ap.add_argument("--service", action="store_true", help="also the service's /healthz, 1 and 2 workers")
     args = ap.parse_args()
     for label, sock in (("IPPROTO_TCP (bind_socket)", bind_socket()), ("protocol 0 (before)", _unspecified_protocol())):
         server = ThreadedUvicorn(_app, [sock], name="rtt").start()
         try:
-            ms = round_trips_ms(server, args.requests)
+            print(_line(label, round_trips_ms(server.host, server.port, args.requests)))
         finally:
             server.stop()
-        print(f"{label:28s} median {statistics.median(ms):6.2f} ms  max {max(ms):6.2f} ms  ({len(ms)} requests)")
+    if args.service:
+        from bench.procs import ServiceProcess
+
+        for workers in (1, 2):
+            with ServiceProcess({"GA_AUTH": "disabled"}, workers=workers) as svc:
+                ms = round_trips_ms("127.0.0.1", svc.port, args.requests, "/healthz")
+            print(_line(f"service /healthz, {workers} worker(s)", ms))
 
 
 if __name__ == "__main__":
