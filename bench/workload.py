@@ -23,6 +23,7 @@ TOKEN_RE = re.compile(r"zb(\d{6})")
 PLANNER_PREFIX = "You plan web searches"
 _EVIDENCE_RE = re.compile(r'<(evidence-[0-9a-f]+) id="(S\d+)"[^>]*>\n(.*?)\n</\1>', re.S)
 _WORD_RE = re.compile(r"[A-Za-z][A-Za-z'-]{2,}")
+PROSE_WORDS = 4  # a line of fewer words is a heading, byline or label, not a sentence to quote
 
 
 @dataclass(frozen=True)
@@ -143,11 +144,15 @@ def page_key(url: str) -> tuple[int, int] | None:
 
 
 def composer_reply_text(prompt: str) -> str:
-    """What a faithful model answers: the first sentence of S1 and S2, each cited."""
+    """What a faithful model answers: the first sentence of S1 and S2, each cited. The first sentence
+    of a span's first line of prose: a model does not fold a heading or byline ("Key Points",
+    "Associated Press") into the sentence after it (which the verifier cannot settle alone: one
+    judge call more for ~15 % of answers, until 2026-12-04)."""
     spans = [(sid, text) for _, sid, text in _EVIDENCE_RE.findall(prompt)]
     out = []
     for sid, text in spans[:2]:
-        sentence = re.split(r"(?<=[.!?])\s+", " ".join(text.split()))[0]
+        lines = [line for line in text.splitlines() if len(line.split()) >= PROSE_WORDS] or [text]
+        sentence = re.split(r"(?<=[.!?])\s+", " ".join(lines[0].split()))[0]
         words = sentence.rstrip(".!?").split()[:40]
         if words:
             out.append(f"{' '.join(words)} [{sid}].")

@@ -44,6 +44,16 @@ def test_composer_reply_cites_the_spans_it_quotes():
     assert composer_reply_text(prompt) == "Foo 2.0 shipped in March [S1]. Bar fell [S2]."
 
 
+def test_composer_reply_quotes_prose_not_the_heading_above_it():
+    # A model does not fold "Key Points" into the sentence after it: the verifier could not settle
+    # that claim alone and the bench paid a judge call the ideal path leaves out.
+    prompt = (
+        '<evidence-ab12 id="S1" title="t" domain="d" date="unknown">\nKey Points\n'
+        "Emirates has finalized a deal for 30 jets. More.\n</evidence-ab12>"
+    )
+    assert composer_reply_text(prompt) == "Emirates has finalized a deal for 30 jets [S1]."
+
+
 def test_quick_run_writes_results_and_doc(tmp_path, bench_data):
     out_json, out_md = tmp_path / "r.json", tmp_path / "B.md"
     proc = run_module(
