@@ -158,6 +158,25 @@ def test_a_failed_embedding_fails_its_waiters_and_is_retried_next_time(encoder):
     assert float(gated.embed(["How do I read a file?"])[0][0]) == 1.0
 
 
+def test_a_text_finished_by_another_thread_after_the_memo_was_read_is_not_embedded_again(encoder):
+    vector = encoder.embed(["beta"])[0]
+    calls: list[list[str]] = []
+
+    class LateMemo(minilm.ByteLRU):
+        """Misses on the first read (before the lock), hits on the second (the other thread is done)."""
+
+        reads = 0
+
+        def get(self, key):
+            LateMemo.reads += 1
+            return None if LateMemo.reads == 1 else vector
+
+    gated = _gated_encoder(encoder, lambda texts: calls.append(list(texts)) or [vector.copy() for _ in texts])
+    gated._memo = LateMemo(1 << 20, "test_late")
+    assert np.array_equal(gated.embed(["beta"])[0], vector)
+    assert calls == [] and LateMemo.reads == 2
+
+
 def test_repeated_texts_in_one_call_are_embedded_once(encoder):
     calls: list[list[str]] = []
     vector = encoder.embed(["alpha"])[0]

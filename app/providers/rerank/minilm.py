@@ -221,8 +221,8 @@ class MiniLMEncoder:
     def embed(self, texts: list[str]) -> Any:
         """One unit vector per text, in order; repeated texts come from the memo. A text another
         thread is embedding right now is waited for, not embedded again: a request's 2-4 queries
-        search the corpus in parallel threads and each embeds the same question (without this,
-        ~2 forward passes a docs answer instead of 1, a fifth of its CPU; docs/BENCHMARKS.md)."""
+        search the corpus in parallel threads and each embeds the same question (without this, 395
+        forward passes for figure 9's 185 docs questions instead of 266; docs/BENCHMARKS.md)."""
         import numpy as np
 
         out = np.zeros((len(texts), self._word.shape[1]), dtype=np.float32)
@@ -243,9 +243,14 @@ class MiniLMEncoder:
             for text in missing:
                 running = self._inflight.get(text)
                 if running is None:
-                    mine[text] = self._inflight[text] = Future()
-                else:
-                    theirs[text] = running
+                    # finished by another thread since the memo was read: its vector, not a second pass
+                    done = self._memo.get(text)
+                    if done is None:
+                        mine[text] = self._inflight[text] = Future()
+                        continue
+                    running = Future()
+                    running.set_result(done)
+                theirs[text] = running
         try:
             if mine:
                 for text, vector in zip(mine, self._compute(list(mine)), strict=True):
