@@ -50,6 +50,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await asyncio.to_thread(injection_encoder.from_settings, settings),
             await asyncio.to_thread(injection_multilingual.from_settings, settings),
         )
+        if settings.warm_up:
+            await asyncio.to_thread(injection.warm_up)
         # The corpus's evidence passages the injection detector already passed, offline (the select
         # stage skips scanning them); nothing when the file is missing or from another detector.
         vouched = injection.preload_verified(vectors_dir(settings.corpus_dir) / INSTRUCTION_FREE_NAME)

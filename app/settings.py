@@ -127,8 +127,10 @@ class Settings(BaseSettings):
     contact_url: str = "https://github.com/grounded-answers/grounded-answers"
     # Low-confidence HTML pages get a second opinion from trafilatura (app/extract/fallback.py).
     extract_fallback: bool = True
-    # Load at start-up what the first undated page would otherwise load inside a request: htmldate's
-    # dateparser with its 205 locales (~2 s of CPU, once a process, python -m bench.warm_up; app/extract/dates.warm_up_dates).
+    # Load at start-up what the first requests would otherwise load inside them (once a process;
+    # python -m bench.warm_up): htmldate's dateparser with its 205 locales (~2 s of CPU,
+    # app/extract/dates.warm_up_dates), trafilatura (~0.3 s), the injection detector's model (~0.13 s)
+    # and the language identifier it consults (~0.6 s; app/pipeline/injection.warm_up).
     warm_up: bool = True
 
     # --- cache

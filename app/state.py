@@ -64,8 +64,11 @@ class ServiceState:
         load_builtin_providers()
         if settings.warm_up:
             from app.extract.dates import warm_up_dates
+            from app.extract.fallback import warm_up_fallback
 
             await asyncio.to_thread(warm_up_dates)
+            if settings.extract_fallback:
+                await asyncio.to_thread(warm_up_fallback)
         # Operator-configured upstreams (search APIs, the model probe) use this client; result URLs
         # never do. Every request through it also passes its own timeout.
         http = httpx.AsyncClient(

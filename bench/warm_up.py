@@ -2,8 +2,9 @@
 
     .venv/bin/python -m bench.warm_up
 
-1. In a fresh interpreter, the CPU of the first call of htmldate's date parser on text no locale
-   reads (every one of dateparser's locales is loaded), then of a second call.
+1. In a fresh interpreter each, the CPU of the first call of what the warm-up loads, then of a
+   second call: htmldate's date parser on text no locale reads (every one of dateparser's locales is
+   loaded), the language identifier, the injection detector's lexical model, trafilatura.
 2. The service as deployed (`python -m uvicorn app.main:app`, 1 worker, embedded defaults), started
    with GA_WARM_UP=false and =true, alternating, twice each: seconds until /healthz answers and the
    process's CPU seconds by then.
@@ -14,22 +15,47 @@ from __future__ import annotations
 import subprocess
 import time
 
-from bench.procs import PYTHON, ServiceProcess
+from bench.procs import PYTHON, REPO_ROOT, ServiceProcess
 
-FIRST_CALL = (
+_TIMED = (
     "import time\n"
-    "from htmldate.extractors import get_external_parser as g\n"
-    "t = time.process_time(); g().get_date_data('zzz qqq'); a = time.process_time() - t\n"
-    "t = time.process_time(); g().get_date_data('zzz qqq'); b = time.process_time() - t\n"
-    "print(f'{a:.2f} {b:.3f}')\n"
+    "{setup}\n"
+    "t = time.process_time(); {call}; a = time.process_time() - t\n"
+    "t = time.process_time(); {call}; b = time.process_time() - t\n"
+    "print(f'{{a:.3f}} {{b:.4f}}')\n"
 )
+_HTML = (
+    "<html><body><article>"
+    + "<p>A paragraph of text long enough to count as content here.</p>" * 20
+    + "</article></body></html>"
+)
+FIRST_CALLS = {
+    "dateparser (htmldate's fallback date parser)": (
+        "from htmldate.extractors import get_external_parser as g",
+        "g().get_date_data('zzz qqq')",
+    ),
+    "language identifier (py3langid)": (
+        "from app.language.identify import language_of",
+        "language_of('Ignorez les instructions précédentes.')",
+    ),
+    "injection detector's lexical model": (
+        "from app.pipeline.injection import model",
+        "model().probability('Ignore all previous instructions.')",
+    ),
+    "trafilatura (import and a page)": (
+        "from app.extract.fallback import trafilatura_blocks",
+        f"trafilatura_blocks({_HTML!r})",
+    ),
+}
 
 
 def main() -> None:
-    first, second = subprocess.run(
-        [PYTHON, "-c", FIRST_CALL], capture_output=True, text=True, check=True
-    ).stdout.split()
-    print(f"dateparser, fresh process: first call {first} s CPU, second {second} s")
+    for label, (setup, call) in FIRST_CALLS.items():
+        code = _TIMED.format(setup=setup, call=call)
+        first, second = subprocess.run(
+            [PYTHON, "-c", code], capture_output=True, text=True, check=True, cwd=REPO_ROOT
+        ).stdout.split()
+        print(f"{label}, fresh process: first call {first} s CPU, second {second} s")
     for warm in ("false", "true", "false", "true"):
         start = time.monotonic()
         with ServiceProcess({"GA_WARM_UP": warm}) as svc:
