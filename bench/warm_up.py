@@ -8,6 +8,7 @@
 2. The service as deployed (`python -m uvicorn app.main:app`, 1 worker, embedded defaults), started
    with GA_WARM_UP=false and =true, alternating, twice each: seconds until /healthz answers and the
    process's CPU seconds by then.
+3. The first three answers of such a fresh service over web pages (figure 2's workload), off and on.
 """
 
 from __future__ import annotations
@@ -15,7 +16,10 @@ from __future__ import annotations
 import subprocess
 import time
 
-from bench.procs import PYTHON, REPO_ROOT, ServiceProcess
+import httpx
+
+from bench.procs import PYTHON, REPO_ROOT, ServiceProcess, UpstreamsProcess
+from bench.workload import Workload
 
 _TIMED = (
     "import time\n"
@@ -60,6 +64,24 @@ def main() -> None:
         start = time.monotonic()
         with ServiceProcess({"GA_WARM_UP": warm}) as svc:
             print(f"GA_WARM_UP={warm}: ready after {time.monotonic() - start:.2f} s, {svc.cpu_s():.2f} s CPU")
+    first_web_answers()
+
+
+def first_web_answers(n: int = 3) -> None:
+    """The first answers of a fresh service over web pages (figure 2's workload: six real pages at
+    fresh URLs, zero-latency upstreams, extractive composer), GA_WARM_UP off and on, alternating:
+    what a request right after a (re)start pays for what the warm-up would have loaded."""
+    rounds = ("false", "true", "false", "true")
+    workload = Workload(n_requests=n * len(rounds))
+    with UpstreamsProcess(workload) as up, httpx.Client(timeout=60) as client:
+        for r, warm in enumerate(rounds):
+            with ServiceProcess({**up.info["env"], "GA_WARM_UP": warm}) as svc:
+                seconds = []
+                for i in range(r * n, (r + 1) * n):
+                    t = time.monotonic()
+                    client.post(svc.url + "/v1/chat/completions", json=workload.body(i)).raise_for_status()
+                    seconds.append(time.monotonic() - t)
+            print(f"GA_WARM_UP={warm}: first {n} web answers " + ", ".join(f"{x:.2f}" for x in seconds) + " s")
 
 
 if __name__ == "__main__":
