@@ -240,17 +240,14 @@ class MiniLMEncoder:
         mine: dict[str, Future] = {}
         theirs: dict[str, Future] = {}
         with self._inflight_lock:
-            for text in missing:
+            for text, indices in missing.items():
                 running = self._inflight.get(text)
-                if running is None:
-                    # finished by another thread since the memo was read: its vector, not a second pass
-                    done = self._memo.get(text)
-                    if done is None:
-                        mine[text] = self._inflight[text] = Future()
-                        continue
-                    running = Future()
-                    running.set_result(done)
-                theirs[text] = running
+                if running is not None:
+                    theirs[text] = running
+                elif (done := self._memo.get(text)) is not None:
+                    out[indices] = done  # finished by another thread since the memo was read
+                else:
+                    mine[text] = self._inflight[text] = Future()
         try:
             if mine:
                 for text, vector in zip(mine, self._compute(list(mine)), strict=True):
@@ -265,10 +262,8 @@ class MiniLMEncoder:
             with self._inflight_lock:
                 for text in mine:
                     self._inflight.pop(text, None)
-        for text, indices in missing.items():
-            vector = (mine.get(text) or theirs[text]).result()
-            for i in indices:
-                out[i] = vector
+        for text, future in (*mine.items(), *theirs.items()):
+            out[missing[text]] = future.result()
         return out
 
     def _compute(self, texts: list[str]) -> list[Any]:
