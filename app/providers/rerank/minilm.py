@@ -221,8 +221,8 @@ class MiniLMEncoder:
     def embed(self, texts: list[str]) -> Any:
         """One unit vector per text, in order; repeated texts come from the memo. A text another
         thread is embedding right now is waited for, not embedded again: a request's 2-4 queries
-        search the corpus in parallel threads and each embeds the same question (without this, 395
-        forward passes for figure 9's 185 docs questions instead of 266; docs/BENCHMARKS.md)."""
+        search the corpus in parallel threads and each embeds the same question (without this, 414
+        forward passes for figure 9's 185 docs questions instead of 185; docs/BENCHMARKS.md)."""
         import numpy as np
 
         out = np.zeros((len(texts), self._word.shape[1]), dtype=np.float32)
