@@ -85,7 +85,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(CancelOnDisconnect, paths=ANSWER_PATHS)  # a client gone = its upstream work stopped
     # Overload: past GA_MAX_IN_FLIGHT answers a bounded, timed queue, then a 503 (before any work).
     admission = Admission(settings.max_in_flight, settings.admission_queue, settings.admission_wait_s)
-    app.add_middleware(AdmissionMiddleware, admission=admission, paths=ANSWER_PATHS)
+    app.add_middleware(
+        AdmissionMiddleware,
+        admission=admission,
+        paths=ANSWER_PATHS,
+        keepalive_max_in_flight=settings.keepalive_max_in_flight,
+    )
     app.add_middleware(RequestIdMiddleware)
     install_http_metrics(app)
 

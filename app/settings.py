@@ -39,6 +39,9 @@ class Settings(BaseSettings):
     max_in_flight: int = 64
     admission_queue: int = 128  # requests allowed to wait for a slot; past it: 503 at once
     admission_wait_s: float = 2.0  # longest wait for a slot before a 503 with Retry-After
+    # Past this many answers in flight in a process, an answer's response closes its keep-alive
+    # connection so the client reconnects to a less busy worker (app/api/admission.py); 0 = never.
+    keepalive_max_in_flight: int = 1
     # Per-key quotas (app/api/quota.py), counted in Redis across replicas; 0 = no limit.
     rate_limit_rpm: int = 0  # answer requests per minute per key
     daily_budget_usd: float = 0.0  # upstream spend per key per UTC day

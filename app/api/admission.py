@@ -6,6 +6,13 @@ deadline. With it the accepted ones keep their latency: past GA_MAX_IN_FLIGHT an
 waits in a queue of at most GA_ADMISSION_QUEUE for at most GA_ADMISSION_WAIT_S, then gets a JSON
 503 (`overloaded`) with Retry-After, which OpenAI clients retry with backoff. Only requests that
 cause answer work are admitted this way; health, metrics, models and traces never queue.
+
+Keep-alive and several workers: uvicorn's workers share one listening socket, and the worker that
+wakes first accepts every connection waiting, so a client with a pool of kept-alive connections can
+pin all of them to one worker while the others idle (figure 2 measured one worker doing all the work
+of two in two runs of three). A busy process therefore answers with `Connection: close` when more
+than GA_KEEPALIVE_MAX_IN_FLIGHT answers are in flight in it: the client reconnects, and the new
+connection goes to whichever worker accepts first — usually one with less to do.
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ import asyncio
 import math
 from collections.abc import Iterable
 
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app import metrics
 from app.api.limits import send_error
@@ -84,10 +91,11 @@ class AdmissionMiddleware:
     """Pure ASGI: admits POSTs to the answer routes; the slot is held until the response (a whole
     stream included) is sent."""
 
-    def __init__(self, app: ASGIApp, admission: Admission, paths: Iterable[str]):
+    def __init__(self, app: ASGIApp, admission: Admission, paths: Iterable[str], keepalive_max_in_flight: int = 0):
         self.app = app
         self.admission = admission
         self.paths = frozenset(paths)
+        self.keepalive_max_in_flight = keepalive_max_in_flight  # 0: never close a connection for load
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] not in self.paths:
@@ -97,6 +105,16 @@ class AdmissionMiddleware:
         except Overloaded as exc:
             return await send_error(send, exc, headers=[(b"retry-after", str(exc.retry_after_s).encode())])
         try:
-            await self.app(scope, receive, send)
+            await self.app(scope, receive, self._shedding(send) if self.keepalive_max_in_flight > 0 else send)
         finally:
             await self.admission.release()
+
+    def _shedding(self, send: Send) -> Send:
+        """`send`, adding `Connection: close` to the response head while the process is busy."""
+
+        async def shed(message: Message) -> None:
+            if message["type"] == "http.response.start" and self.admission.in_flight > self.keepalive_max_in_flight:
+                message = {**message, "headers": [*message.get("headers", []), (b"connection", b"close")]}
+            await send(message)
+
+        return shed

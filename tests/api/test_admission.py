@@ -86,3 +86,38 @@ def _counter(metrics: str, name: str) -> float:
         if line.startswith(name + " "):
             return float(line.split()[1])
     return 0.0
+
+
+def _slow_or_fast(body: dict) -> dict:
+    slow = any("slowly" in str(m.get("content", "")) for m in body["messages"])
+    return {"content": "Tomllib parses TOML [S1].", "delay_s": 1.0 if slow else 0.2}
+
+
+async def _two_overlapping_answers(client: httpx.AsyncClient) -> tuple[httpx.Response, httpx.Response]:
+    slow = asyncio.ensure_future(
+        client.post("/v1/chat/completions", json=chat("What is tomllib, slowly?", mode="never"))
+    )
+    await asyncio.sleep(0.1)  # the slow answer is in flight before the fast one starts
+    fast = await client.post("/v1/chat/completions", json=chat("What is tomllib?", mode="never"))
+    return await slow, fast
+
+
+async def test_a_busy_process_closes_kept_alive_connections_so_clients_spread_over_workers(llm, service_factory):
+    """The fast answer finishes while the slow one is still in flight (two in the process, above
+    GA_KEEPALIVE_MAX_IN_FLIGHT=1): its response closes the connection. The slow one finishes alone
+    and keeps its connection; so does an answer when the setting is 0."""
+    llm.default = planner_or(_slow_or_fast)
+    svc = service_factory(**llm.settings_overrides(), keepalive_max_in_flight=1, deadline_ms=10_000)
+    async with httpx.AsyncClient(base_url=svc.url, timeout=30) as client:
+        slow, fast = await _two_overlapping_answers(client)
+        assert slow.status_code == fast.status_code == 200
+        assert fast.headers.get("connection") == "close"
+        assert slow.headers.get("connection") != "close"
+        # Health checks are not answers: never closed for load.
+        assert (await client.get("/healthz")).headers.get("connection") != "close"
+
+    off = service_factory(**llm.settings_overrides(), keepalive_max_in_flight=0, deadline_ms=10_000)
+    async with httpx.AsyncClient(base_url=off.url, timeout=30) as client:
+        slow, fast = await _two_overlapping_answers(client)
+        assert slow.status_code == fast.status_code == 200
+        assert "close" not in (slow.headers.get("connection"), fast.headers.get("connection"))
