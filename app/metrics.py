@@ -7,6 +7,8 @@ file and app/metrics_export.py sums them at scrape time. Gauges therefore say ho
 
 from __future__ import annotations
 
+import gc
+import time
 from functools import lru_cache
 
 from prometheus_client import Counter, Gauge, Histogram
@@ -101,3 +103,26 @@ HIT_PATH = Counter(
 MEMO_BYTES = Gauge(
     PREFIX + "memory_store_bytes", "Bytes held by an in-process store, by store", ["store"], multiprocess_mode="livesum"
 )  # store: extraction | passages | shingles | cache | quota | token_counts | hit_recipes
+
+
+# --- the garbage collector's pauses (watch_gc): every request in flight in the process waits them out
+GC_PAUSE_SECONDS = Histogram(
+    PREFIX + "gc_pause_seconds",
+    "Garbage collections by generation: how long each held the interpreter",
+    ["generation"],
+    buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1),
+)
+_gc_started = [0.0]
+
+
+def _time_gc(phase: str, info: dict) -> None:
+    if phase == "start":
+        _gc_started[0] = time.perf_counter()
+    else:
+        GC_PAUSE_SECONDS.labels(generation=str(info["generation"])).observe(time.perf_counter() - _gc_started[0])
+
+
+def watch_gc() -> None:
+    """Time every collection of this process (idempotent)."""
+    if _time_gc not in gc.callbacks:
+        gc.callbacks.append(_time_gc)

@@ -42,6 +42,12 @@ class Settings(BaseSettings):
     # Past this many answers in flight in a process, an answer's response closes its keep-alive
     # connection so the client reconnects to a less busy worker (app/api/admission.py); 0 = never.
     keepalive_max_in_flight: int = 1
+    # Threads for the stages' CPU-bound calls (extraction, selection), taken most urgent first
+    # (app/cpu_queue.py); 0 = asyncio's default executor, first come first served.
+    cpu_threads: int = 2
+    # Move what start-up built out of the garbage collector's sight (gc.freeze, app/main.py): full
+    # collections then scan only what requests made, not the weights and indexes.
+    gc_freeze: bool = True
     # Per-key quotas (app/api/quota.py), counted in Redis across replicas; 0 = no limit.
     rate_limit_rpm: int = 0  # answer requests per minute per key
     daily_budget_usd: float = 0.0  # upstream spend per key per UTC day

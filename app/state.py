@@ -10,6 +10,7 @@ import httpx
 
 from app.cache.extraction_memo import ExtractionMemo
 from app.cache.singleflight import SingleFlight
+from app.cpu_queue import CpuQueue
 from app.fetch.base import Fetcher
 from app.providers.breaker import BreakerBoard, BreakerConfig
 from app.providers.cache.base import Cache, build_cache
@@ -56,6 +57,7 @@ class ServiceState:
     # Upstream resilience: a circuit breaker per search provider and per model; the /readyz model probe.
     breakers: BreakerBoard = field(default_factory=lambda: BreakerBoard(BreakerConfig()))
     model_probe: ModelProbe | None = None
+    cpu: CpuQueue | None = None  # the stages' CPU-bound calls, most urgent first (None: to_thread)
 
     @classmethod
     async def build(cls, settings: Settings) -> ServiceState:
@@ -104,7 +106,12 @@ class ServiceState:
             breakers=breakers,
             extractions=ExtractionMemo(settings.extraction_memo_max_bytes),
             model_probe=ModelProbe.from_settings(settings, http) if settings.llm_enabled else None,
+            cpu=CpuQueue(settings.cpu_threads) if settings.cpu_threads > 0 else None,
         )
+
+    async def _close_cpu(self) -> None:
+        assert self.cpu is not None
+        await asyncio.to_thread(self.cpu.close)
 
     async def aclose(self) -> None:
         for closer in [
@@ -113,6 +120,7 @@ class ServiceState:
             self.cache.aclose,
             *([self.llm.aclose] if self.llm else []),
             self.http.aclose,
+            *([self._close_cpu] if self.cpu else []),
         ]:
             try:
                 await closer()

@@ -20,6 +20,7 @@ import time
 
 os.environ.setdefault("GA_AUTH", "disabled")
 os.environ.setdefault("GA_LOG_LEVEL", "WARNING")
+os.environ["GA_CPU_THREADS"] = "0"  # the stages' CPU-bound calls through asyncio.to_thread, inlined below
 
 # The stages' entry functions, as pstats names them (file suffix, function).
 STAGES = {

@@ -52,6 +52,10 @@ class ServiceServer(ThreadedUvicorn):
         if "auth" not in settings.model_fields_set and not (settings.api_keys or settings.api_key_hashes):
             # A test service with no keys is a private trial: say so explicitly, as a user must.
             settings = settings.model_copy(update={"auth": "disabled"})
+        if "gc_freeze" not in settings.model_fields_set:
+            # The service shares the test process: freezing would keep every earlier test's objects
+            # for good, and cost a full collection at each of the suite's service starts.
+            settings = settings.model_copy(update={"gc_freeze": False})
         self.settings = settings
         self.app = load_factory(app_factory)(settings)
         # The same protocol and loop choices as production (`uvicorn app.main:app --http app.server:HttpProtocol`).

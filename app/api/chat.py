@@ -95,7 +95,7 @@ async def serve_chat(
         stop=[req.stop] if isinstance(req.stop, str) else req.stop,
         max_tokens=req.max_completion_tokens or req.max_tokens,
     )
-    ctx = new_context(request_id, options, settings, state.tokens)
+    ctx = new_context(request_id, options, settings, state.tokens, state.cpu)
     publish_cost(ctx.cost)  # the key's daily budget is charged from this ledger once the response is sent
     ctx.ignored_params = sorted(
         set(req.ignored_extras()) | {p for p in IGNORABLE_PARAMS if p in (req.model_extra or {})}

@@ -21,7 +21,7 @@ async def serve_context(req: ContextRequest, state: ServiceState, request_id: st
         token_budget=req.token_budget,
         cache=req.cache,
     )
-    ctx = new_context(request_id, Options.resolve(g, state.settings), state.settings, state.tokens)
+    ctx = new_context(request_id, Options.resolve(g, state.settings), state.settings, state.tokens, state.cpu)
     the_plan, selection = await gather_context(req.query, ctx, state)
     blocks = [
         {

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date
+from typing import Any, TypeVar
 
 from app import metrics
+from app.cpu_queue import CpuQueue, run_cpu
 from app.pipeline.policy import Policy
 from app.settings import Settings
 from app.tokens import TokenCounter
@@ -19,6 +21,8 @@ USD_DIGITS = 8  # cost figures are reported to this many decimals (a cheap call 
 TIMING_DIGITS = 3  # stage timings in ms, to the microsecond
 MESSAGE_OVERHEAD_TOKENS = 4  # chat-format tokens per message (role, separators) when counting with tiktoken
 MIN_REMAINING_S = 0.05  # the least time a call is given, so a call at the deadline fails fast, not with timeout 0
+
+T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -136,6 +140,12 @@ class RunContext:
     ignored_params: list[str] = field(default_factory=list)
     tokens: TokenCounter | None = None  # counts when upstream sends no usage
     budget_hits: list[str] = field(default_factory=list)  # which budget stopped work: max_searches, …
+    cpu: CpuQueue | None = None  # the service's queue for CPU-bound calls (app/cpu_queue.py)
+    fetches_in_flight: int = 0  # pages of this answer still on the network: its extractions can wait
+
+    async def run_cpu(self, fn: Callable[..., T], *args: Any) -> T:
+        """fn(*args) off the event loop, queued by this answer's urgency (app/cpu_queue.py)."""
+        return await run_cpu(self.cpu, self, fn, *args)
 
     @property
     def policy(self) -> Policy:

@@ -182,7 +182,7 @@ def held_body(text: str) -> bytes:
 
 async def _extract(page: FetchedPage, hit: SearchHit, rank: int, ctx: RunContext) -> Document | None:
     t0 = time.perf_counter()
-    doc = await asyncio.to_thread(extract_page, page, hit, rank, ctx.settings.extract_fallback)
+    doc = await ctx.run_cpu(extract_page, page, hit, rank, ctx.settings.extract_fallback)
     ctx.timings_ms["extract"] = round(
         ctx.timings_ms.get("extract", 0.0) + (time.perf_counter() - t0) * MS_PER_S, TIMING_DIGITS
     )
@@ -248,12 +248,15 @@ async def _load(
 async def _fetch(hit: SearchHit, ctx: RunContext, fetcher: Fetcher, **validators) -> FetchedPage:
     ctx.cost.fetches += 1
     ctx.cost.usd += ctx.settings.fetch_price
+    ctx.fetches_in_flight += 1  # while any page is on the network, this answer's extractions can wait
     try:
         return await fetcher.fetch(hit.url, deadline_s=ctx.remaining(), **validators)
     except Exception as exc:  # the fetcher should never raise; if it does, the page is lost, not the request
         return FetchedPage(
             url=hit.url, requested_url=hit.url, reason=FetchReason.network_error, detail=type(exc).__name__
         )
+    finally:
+        ctx.fetches_in_flight -= 1
 
 
 async def _fetch_and_extract(

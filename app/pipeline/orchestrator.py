@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from app import metrics
+from app.cpu_queue import CpuQueue
 from app.domain.types import (
     AbstentionReason,
     Claim,
@@ -358,7 +359,12 @@ async def _ungrounded(turns, decision: Route, ctx: RunContext, state: ServiceSta
     return result
 
 
-def new_context(request_id: str, options, settings, tokens) -> RunContext:
+def new_context(request_id: str, options, settings, tokens, cpu: CpuQueue | None = None) -> RunContext:
     return RunContext(
-        request_id=request_id, options=options, settings=settings, today=datetime.now(UTC).date(), tokens=tokens
+        request_id=request_id,
+        options=options,
+        settings=settings,
+        today=datetime.now(UTC).date(),
+        tokens=tokens,
+        cpu=cpu,
     )

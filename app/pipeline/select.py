@@ -4,11 +4,11 @@ recorded with its reason."""
 
 from __future__ import annotations
 
-import asyncio
 import heapq
 import sys
 from dataclasses import dataclass, replace
 from datetime import date
+from functools import partial
 from typing import Any
 
 from app.cache.lru import ByteLRU
@@ -144,7 +144,7 @@ async def select_evidence_off_loop(
     which must not stall the event loop (the memos it touches are thread-safe)."""
     if reranker is None:
         return select_evidence(docs, question, freshness_days, ctx, **kw)
-    return await asyncio.to_thread(select_evidence, docs, question, freshness_days, ctx, reranker=reranker, **kw)
+    return await ctx.run_cpu(partial(select_evidence, reranker=reranker, **kw), docs, question, freshness_days, ctx)
 
 
 @dataclass(slots=True)

@@ -19,6 +19,7 @@ RANKS = {
     "metrics": 1,
     "tokens": 1,
     "memo": 1,
+    "cpu_queue": 1,
     "language": 2,
     "providers": 3,
     "fetch": 3,
