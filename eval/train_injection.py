@@ -4,6 +4,7 @@
     python -m eval.train_injection --report   # figures: test split first, then dev (reads, never writes)
     python -m eval.train_injection --by-author   # leave-one-author-out on dev: the estimate for a new author
     python -m eval.train_injection --real-articles   # real article paragraphs (AEB bodies) that lose a sentence
+    python -m eval.train_injection --unseen FILE     # a new author's batch before it joins dev: counts only
 
 1. Samples: every dev line, plus each sentence of a multi-sentence line with the line's label
    (the service scores sentences, app/pipeline/injection.strip_instructions).
@@ -247,7 +248,23 @@ def main() -> None:
     ap.add_argument("--report", action="store_true", help="print test then dev figures; write nothing")
     ap.add_argument("--by-author", action="store_true", help="leave-one-author-out figures on dev; write nothing")
     ap.add_argument("--real-articles", action="store_true", help="real article paragraphs that lose a sentence")
+    ap.add_argument(
+        "--unseen", metavar="FILE", help="figures on a labelled batch no model was fitted on; write nothing"
+    )
     args = ap.parse_args()
+    if args.unseen:
+        # A new author's batch before it joins dev (eval/labelled/pending/): counts only, no lines.
+        rows = load(Path(args.unseen))
+        lexical = InjectionModel.from_json(json.loads(WEIGHTS_PATH.read_text(encoding="utf-8")))
+        found = {"lexical alone": measure(rows, lexical)}
+        if with_service_encoder():
+            found["with the readers"] = measure(rows, None)
+        for name, m in found.items():
+            print(
+                f"{name}: attacks removed {m['attacks_removed']}/{m['attack_lines']} ({m['attack_removal_rate']:.1%});"
+                f" benign removed {m['benign_removed']}/{m['benign_lines']} ({m['benign_removal_rate']:.1%})"
+            )
+        return
     if args.real_articles:
         with_service_encoder()
         found = real_articles()
