@@ -1,4 +1,4 @@
-"""The stages' CPU-bound calls (page extraction, evidence selection, answerability), run in a few
+"""The stages' CPU-bound calls (page extraction, evidence selection), run in a few
 threads in order of urgency rather than in asyncio's first-come default executor.
 
 Under concurrent answers the pages of many requests arrive in the same second. First come, first
@@ -34,7 +34,7 @@ class Urgency(Protocol):
 
 
 class _Call:
-    __slots__ = ("args", "ctx", "fn", "future", "loop", "owner", "seq", "vars")
+    __slots__ = ("args", "fn", "future", "loop", "owner", "seq", "vars")
 
     def __init__(self, owner: Urgency | None, fn: Callable[..., Any], args: tuple, seq: int) -> None:
         self.owner, self.fn, self.args, self.seq = owner, fn, args, seq

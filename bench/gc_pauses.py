@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import argparse
 import re
-import statistics
 
 import httpx
 
+from bench.common import percentile
 from bench.loadgen import closed_loop
 from bench.procs import ServiceProcess, UpstreamsProcess
+from bench.stats import alternate, spread_row
 from bench.workload import Latencies, Workload
 
 WARM = 8
@@ -42,14 +43,14 @@ def one_run(up: UpstreamsProcess, workload: Workload, first: int, freeze: str, n
         count0, sum0 = full_collections(httpx.get(svc.url + "/metrics").text)
         samples, _ = closed_loop(url, [(i, workload.body(i)) for i in range(first + WARM, first + WARM + n)], c)
         count1, sum1 = full_collections(httpx.get(svc.url + "/metrics").text)
-    ok = sorted(s.latency_s for s in samples if s.status == 200)
+    ok = [s.latency_s for s in samples if s.status == 200]
     count = count1 - count0
     return {
         "full_collections": count,
         "pause_ms_total": 1000 * (sum1 - sum0),
         "pause_ms_mean": 1000 * (sum1 - sum0) / count if count else 0.0,
-        "p50_s": statistics.median(ok),
-        "p99_s": ok[min(len(ok) - 1, round(0.99 * (len(ok) - 1)))],
+        "p50_s": percentile(ok, 0.5),
+        "p99_s": percentile(ok, 0.99),
         "errors": n - len(ok),
     }
 
@@ -65,27 +66,18 @@ def main() -> None:
         n_requests=per_run * args.runs * len(MODES),
         latencies=Latencies(plan_s=0.4, search_s=0.3, fetch_min_s=0.2, fetch_max_s=1.5, compose_s=0.8),
     )
-    results: dict[str, list[dict]] = {mode: [] for mode in MODES}
-    first = 0
     with UpstreamsProcess(workload) as up:
-        for _ in range(args.runs):
-            for mode, value in MODES.items():  # alternating: the machine's noise falls on both
-                results[mode].append(one_run(up, workload, first, value, args.requests, args.concurrency))
-                first += per_run
+        results = alternate(
+            MODES,
+            args.runs,
+            lambda k, value: one_run(up, workload, k * per_run, value, args.requests, args.concurrency),
+        )
     print(f"1 worker, {args.requests} answers a run at c={args.concurrency}, {args.runs} runs each, alternating")
     print("| start-up objects | full collections | pause ms, total | pause ms, mean | e2e p50 s | e2e p99 s | errors |")
     print("|---|---|---|---|---|---|---|")
+    columns = [("full_collections", 0), ("pause_ms_total", 0), ("pause_ms_mean", 1), ("p50_s", 2), ("p99_s", 2)]
     for mode, runs in results.items():
-
-        def cell(key: str, fmt: str, runs: list[dict] = runs) -> str:
-            vals = [r[key] for r in runs]
-            return f"{statistics.median(vals):{fmt}} ({min(vals):{fmt}}–{max(vals):{fmt}})"
-
-        print(
-            f"| {mode} | {cell('full_collections', '.0f')} | {cell('pause_ms_total', '.0f')} | "
-            f"{cell('pause_ms_mean', '.1f')} | {cell('p50_s', '.2f')} | {cell('p99_s', '.2f')} | "
-            f"{sum(r['errors'] for r in runs)} |"
-        )
+        print(spread_row(mode, runs, columns))
 
 
 if __name__ == "__main__":

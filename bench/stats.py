@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from bench.common import percentile
 
@@ -45,3 +45,22 @@ def target_lines(
         note = unmet_note if t["met"] is None else ""
         lines.append(f"- {name}: {verdict(t['met'])} ({what} {value}{unit}){note}")
     return lines
+
+
+def alternate(modes: Mapping[str, str], runs: int, one_run: Callable[[int, str], dict]) -> dict[str, list[dict]]:
+    """one_run(k, value) for every mode, `runs` times, alternating so that the machine's noise falls on
+    all of them; k counts the runs (0, 1, …) so each can take workload items of its own."""
+    results: dict[str, list[dict]] = {mode: [] for mode in modes}
+    k = 0
+    for _ in range(runs):
+        for mode, value in modes.items():
+            results[mode].append(one_run(k, value))
+            k += 1
+    return results
+
+
+def spread_row(label: str, runs: list[dict], columns: Iterable[tuple[str, int]]) -> str:
+    """A markdown row: the label, 'median (min–max)' of each (key, digits) column over the runs, then
+    the runs' errors summed."""
+    cells = [fmt_spread(spread(r[key] for r in runs), digits) for key, digits in columns]
+    return "| " + " | ".join([label, *cells, str(sum(r["errors"] for r in runs))]) + " |"

@@ -13,11 +13,11 @@ answer, and the busiest worker's share of the workers' CPU (0.5 = even; 1.0 = on
 from __future__ import annotations
 
 import argparse
-import statistics
 from pathlib import Path
 
 from bench.loadgen import closed_loop
 from bench.procs import ServiceProcess, UpstreamsProcess
+from bench.stats import alternate, spread_row
 from bench.workload import Workload
 
 WORKERS = 2
@@ -60,28 +60,19 @@ def main() -> None:
     args = ap.parse_args()
     per_run = WARM + args.requests
     workload = Workload(n_requests=per_run * args.runs * len(MODES))
-    results: dict[str, list[dict]] = {mode: [] for mode in MODES}
-    first = 0
     with UpstreamsProcess(workload) as up:
-        for _ in range(args.runs):
-            for mode, value in MODES.items():  # alternating: the machine's noise falls on both
-                results[mode].append(one_run(up, workload, first, value, args.requests, args.concurrency))
-                first += per_run
+        results = alternate(
+            MODES,
+            args.runs,
+            lambda k, value: one_run(up, workload, k * per_run, value, args.requests, args.concurrency),
+        )
     print(
         f"{WORKERS} workers, {args.requests} answers a run at c={args.concurrency}, {args.runs} runs each, alternating"
     )
     print("| connections | answers/s | CPU ms / answer | busiest worker's CPU share | errors |")
     print("|---|---|---|---|---|")
     for mode, runs in results.items():
-
-        def cell(key: str, fmt: str, runs: list[dict] = runs) -> str:
-            vals = [r[key] for r in runs]
-            return f"{statistics.median(vals):{fmt}} ({min(vals):{fmt}}–{max(vals):{fmt}})"
-
-        print(
-            f"| {mode} | {cell('answers_per_s', '.1f')} | {cell('cpu_ms_per_answer', '.1f')} | "
-            f"{cell('busiest_worker_share', '.2f')} | {sum(r['errors'] for r in runs)} |"
-        )
+        print(spread_row(mode, runs, [("answers_per_s", 1), ("cpu_ms_per_answer", 1), ("busiest_worker_share", 2)]))
 
 
 if __name__ == "__main__":

@@ -9,8 +9,8 @@ cause answer work are admitted this way; health, metrics, models and traces neve
 
 Keep-alive and several workers: uvicorn's workers share one listening socket, and the worker that
 wakes first accepts every connection waiting, so a client with a pool of kept-alive connections can
-pin all of them to one worker while the others idle (figure 2 measured one worker doing all the work
-of two in two runs of three). A busy process therefore answers with `Connection: close` when more
+pin all of them to one worker while the others idle (`python -m bench.worker_balance`: the busiest of
+two workers did all the work in most runs). A busy process therefore answers with `Connection: close` when more
 than GA_KEEPALIVE_MAX_IN_FLIGHT answers are in flight in it: the client reconnects, and the new
 connection goes to whichever worker accepts first — usually one with less to do.
 """

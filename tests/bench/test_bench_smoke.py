@@ -155,3 +155,17 @@ def test_simulator_round_trip_bench_compares_both_socket_kinds():
     lines = done.stdout.splitlines()
     assert [line.split()[0] for line in lines] == ["IPPROTO_TCP", "protocol"]
     assert all("(4 requests)" in line for line in lines)
+
+
+def test_side_by_side_runs_alternate_and_rows_show_median_and_spread():
+    from bench.gc_pauses import full_collections
+    from bench.stats import alternate, spread_row
+
+    seen: list[tuple[int, str]] = []
+    results = alternate(
+        {"on": "1", "off": "0"}, 2, lambda k, v: seen.append((k, v)) or {"x": float(k), "errors": k % 2}
+    )
+    assert seen == [(0, "1"), (1, "0"), (2, "1"), (3, "0")]
+    assert spread_row("off", results["off"], [("x", 1)]) == "| off | 2.0 (1.0–3.0) | 2 |"
+    page = 'grounded_gc_pause_seconds_count{generation="2"} 3.0\ngrounded_gc_pause_seconds_sum{generation="2"} 0.25\n'
+    assert full_collections(page) == (3.0, 0.25)
