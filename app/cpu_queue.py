@@ -58,6 +58,7 @@ class CpuQueue:
         self._seq = itertools.count()
         self._workers: list[threading.Thread] = []
         self._closed = False
+        self._running = 0  # calls running in the threads now
 
     async def run(self, owner: Urgency | None, fn: Callable[..., T], *args: Any) -> T:
         call = _Call(owner, fn, args, next(self._seq))
@@ -69,6 +70,12 @@ class CpuQueue:
                 self._start_worker()
             self._cond.notify()
         return await call.future
+
+    def others_busy(self) -> bool:
+        """Whether any call waits for a thread or another thread runs one: asked from inside a call,
+        False means this call has the queue to itself (read without the lock: a hint for optional
+        work, which stops when the answer is True)."""
+        return bool(self._pending) or self._running > 1
 
     def _start_worker(self) -> None:
         worker = threading.Thread(target=self._work, name=f"ga-cpu-{len(self._workers)}", daemon=True)
@@ -89,12 +96,17 @@ class CpuQueue:
         while (call := self._next()) is not None:
             if call.future.cancelled():  # its request is gone (deadline, client left): skip the work
                 continue
+            with self._cond:
+                self._running += 1
             try:
                 result = call.vars.run(call.fn, *call.args)
             except BaseException as exc:  # handed to the awaiting coroutine, as to_thread does
                 call.loop.call_soon_threadsafe(_settle, call.future, None, exc)
             else:
                 call.loop.call_soon_threadsafe(_settle, call.future, result, None)
+            finally:
+                with self._cond:
+                    self._running -= 1
 
     def close(self, timeout_s: float = 5.0) -> None:
         """Stop taking calls; the threads finish the call they run and exit."""

