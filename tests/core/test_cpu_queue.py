@@ -100,7 +100,7 @@ async def test_context_variables_follow_the_call_and_no_queue_means_to_thread():
 
 async def test_others_busy_says_whether_another_call_runs_or_waits():
     queue = CpuQueue(threads=2)
-    seen: list[bool] = []
+    seen: list[str] = []
     assert await queue.run(None, queue.others_busy) is False  # alone: nothing else runs or waits
     gate, held = await _blocked(queue)  # one thread held
     assert await queue.run(None, queue.others_busy) is True  # the held call runs beside it

@@ -5,7 +5,6 @@ of the passages it keeps reads the sentence memos instead of running the detecto
 from __future__ import annotations
 
 import uuid
-from dataclasses import replace
 
 from app.domain.types import FetchedPage, FetchReason, SearchHit
 from app.pipeline import injection
@@ -69,5 +68,5 @@ def test_the_prescan_stops_once_other_work_waits():
     doc = make_doc(URL, [f"Paragraph {i} of an article about {uuid.uuid4().hex}." * 8 for i in range(6)])
     assert prescan_instructions(doc, stop=lambda: True) == 0
     calls = iter([False, False, True])
-    assert prescan_instructions(replace(doc), stop=lambda: next(calls)) == 2
+    assert prescan_instructions(doc, stop=lambda: next(calls)) == 2
     assert prescan_instructions(doc) == len(split_passages(doc))
