@@ -27,6 +27,7 @@ def make_workload(cfg: BenchConfig, n_requests: int) -> Workload:
     s = cfg.latency_scale
     return Workload(
         n_requests=n_requests,
+        cold_pages=True,  # pages never seen before: memos keyed by content do not hide CPU (2026-12-05)
         latencies=Latencies(
             plan_s=0.4 * s, search_s=0.3 * s, fetch_min_s=0.2 * s, fetch_max_s=1.5 * s, compose_s=0.8 * s
         ),

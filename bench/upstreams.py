@@ -56,7 +56,7 @@ class Upstreams:
         for i in range(w.n_requests):
             for k, pid in enumerate(w.pages_of(i)):
                 sites[w.site_index(i, k)].add_page(
-                    w.path(i, k), bodies[pid], content_type=HTML, delay_s=w.fetch_delay_s(i, k)
+                    w.path(i, k), w.page_body(bodies[pid], i, k), content_type=HTML, delay_s=w.fetch_delay_s(i, k)
                 )
 
     def url(self, i: int, k: int) -> str:

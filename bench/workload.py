@@ -6,6 +6,12 @@ Request i asks about real pages from ../shared/bench-data/aeb: pages (6i + k) mo
 each served at a unique URL /r<i>/p<k> on its own site (127.0.0.x), so no URL repeats across
 requests and no host carries more than two of the requests in flight (the fetcher's per-host
 limit is a politeness rule, not what these figures measure).
+
+With `cold_pages`, the copy served for request i also carries a word of its own at the end of every
+sentence (`page_body`), so no content hash and no sentence repeats across requests: the service's
+content-keyed memos (extracted pages, passages, sentence scores) start cold for every answer, as
+they do for pages never seen before. Without it, 181 pages serve every request and from the second
+round on those memos answer for most of the CPU work.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ TOKEN_RE = re.compile(r"zb(\d{6})")
 PLANNER_PREFIX = "You plan web searches"
 _EVIDENCE_RE = re.compile(r'<(evidence-[0-9a-f]+) id="(S\d+)"[^>]*>\n(.*?)\n</\1>', re.S)
 _WORD_RE = re.compile(r"[A-Za-z][A-Za-z'-]{2,}")
+_SENTENCE_END_RE = re.compile(rb"([a-z]{2,})([.!?])(\s+[A-Z])")
 PROSE_WORDS = 4  # a line of fewer words is a heading, byline or label, not a sentence to quote
 
 
@@ -45,6 +52,7 @@ class Workload:
     latencies: Latencies = Latencies()
     seed: int = 7
     count_tokens: bool = False  # the chat simulator reports tiktoken usage (token figure)
+    cold_pages: bool = False  # every served copy differs in every sentence (see the module's doc)
 
     # --- (de)serialisation between processes --------------------------------------------------
 
@@ -71,6 +79,14 @@ class Workload:
 
     def page_html(self, page_id: str) -> bytes:
         return read_gz(AEB / "html" / f"{page_id}.html.gz")
+
+    def page_body(self, raw: bytes, i: int, k: int) -> bytes:
+        """What /r<i>/p<k> serves: the page itself, or with `cold_pages` a copy whose sentences
+        each end in a word naming (i, k) — a letter word, so it reads as prose to every stage."""
+        if not self.cold_pages:
+            return raw
+        word = _letters(self.pages_per_answer * i + k).encode()
+        return _SENTENCE_END_RE.sub(rb"\1 " + word + rb"\2\3", raw)
 
     def pages_of(self, i: int) -> list[str]:
         n = len(self.page_ids)
@@ -130,6 +146,16 @@ class Workload:
         lat = self.latencies
         slowest = max((self.fetch_delay_s(i, k) for k in ks), default=0.0)
         return (lat.plan_s if llm else 0.0) + lat.search_s + slowest + (lat.compose_s if llm else 0.0)
+
+
+def _letters(n: int) -> str:
+    """n as a lowercase word: "qx" and base-26 letters (no digit, so tokenisers keep it one word)."""
+    out = ""
+    while True:
+        n, r = divmod(n, 26)
+        out = chr(97 + r) + out
+        if n == 0:
+            return "qx" + out
 
 
 def request_of(query: str) -> int | None:

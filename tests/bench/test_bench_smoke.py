@@ -35,6 +35,19 @@ def test_workload_is_deterministic_and_its_critical_path_adds_up(bench_data):
     assert len(set(w.pages_of(0)) | set(w.pages_of(1))) == 12  # no page repeats between neighbours
 
 
+def test_cold_pages_differ_in_every_sentence_and_nowhere_else(bench_data):
+    # Figures 1 and 2 serve each answer copies no memo of the service has seen (content hashes,
+    # sentence scores); the copies must still be the same page to every other stage.
+    raw = b"<p>Prices rose. Markets fell! Then what? They said no.</p><p>v1.2 and e.g. here</p>"
+    warm, cold = Workload(n_requests=3), Workload(n_requests=3, cold_pages=True)
+    assert warm.page_body(raw, 1, 2) == raw
+    a, b = cold.page_body(raw, 1, 2), cold.page_body(raw, 2, 2)
+    assert a != b and a == cold.page_body(raw, 1, 2)
+    word = a.split(b"rose ")[1].split(b".")[0]
+    assert word.isalpha() and a.count(b" " + word) == 3  # the three sentences followed by another
+    assert a.replace(b" " + word, b"") == raw
+
+
 def test_composer_reply_cites_the_spans_it_quotes():
     prompt = (
         '<evidence-ab12 id="S1" title="t" domain="d" date="unknown">\nFoo 2.0 shipped in March. More.\n'
