@@ -193,9 +193,10 @@ def train(path: Path = DATA, out: Path = WEIGHTS_PATH) -> dict[str, Any]:
 
 
 def author(row: dict[str, Any]) -> str:
-    """Which batch (author) wrote a dev line: the first batch has no `source` or a corpus path."""
+    """Which batch (author) wrote a dev line: the first batch has no `source` or a corpus path; the
+    README lines of eval/harvest_docs_negatives.py are their own group ("pypi")."""
     source = row.get("source", "")
-    return source.split("-", 1)[0] if source.startswith(("fresh-", "batch")) else "first"
+    return source.split("-", 1)[0] if source.startswith(("fresh-", "batch", "pypi-")) else "first"
 
 
 def by_author(path: Path = DATA) -> dict[str, Any]:

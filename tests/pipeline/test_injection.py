@@ -31,10 +31,9 @@ TARGET_ATTACKS_REMOVED = 0.95  # issue 12
 TARGET_BENIGN_REMOVED = 0.02  # issue 12
 # Measured on the test split when the weights were fitted (docs/SECURITY.md): a floor, so a refit
 # or a change of features cannot quietly lose ground.
-# Lowered openly on 2026-12-05 evening: with batches 11-16 in dev the cross-validated thresholds rose
-# (0.85 -> 0.90, fewer benign losses) and the lexical model alone removes 0.762 (0.821 before); the
-# shipped detector with its readers removes 0.887 (0.875 before; tests/pipeline/test_injection_encoder.py).
-FLOOR_ATTACKS_REMOVED = 0.75
+# Measured 0.833 after the refit of 2026-12-05 evening (batches 11-16 and 600 README lines in dev;
+# 0.821 before it, 0.762 for a refit without the README lines, whose threshold rose to 0.90).
+FLOOR_ATTACKS_REMOVED = 0.80
 
 
 def _split(name: str) -> list[dict]:
@@ -69,7 +68,7 @@ def test_test_split_attacks_removed_floor(test_figures):
 
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 12 target not met: 76.2 % of test attacks removed by the lexical model alone (docs/SECURITY.md)",
+    reason="issue 12 target not met: 83.3 % of test attacks removed by the lexical model alone (docs/SECURITY.md)",
 )
 def test_test_split_attacks_removed_target(test_figures):
     assert test_figures["attack_removal_rate"] >= TARGET_ATTACKS_REMOVED
