@@ -3,9 +3,10 @@
 Upstreams answer at once; every answer fetches six real pages (aeb) at URLs never seen before, with
 `cache: bypass`, each copy different in every sentence (`Workload.cold_pages`), so no content-keyed
 memo of the service answers for a page it has not read; one more row serves the 181 pages unchanged
-(as figures 1 and 2 did until 2026-12-05), side by side, to show what those memos were worth. Answers/s at a fixed concurrency, and the service's CPU ms per answer (user+system
-time of the uvicorn process tree / answers), for 1 and 2 workers, extractive composer and a
-zero-latency model; then a c=1 pass for wall ms by stage (at c=1 and zero latency, ~CPU).
+(as figures 1 and 2 did until 2026-12-05), side by side, to show what those memos were worth.
+Answers/s at a fixed concurrency, and the service's CPU ms per answer (user+system time of the
+uvicorn process tree / answers), for 1 and 2 workers, extractive composer and a zero-latency model;
+then a c=1 pass for wall ms by stage (at c=1 and zero latency, ~CPU).
 """
 
 from __future__ import annotations
@@ -99,6 +100,10 @@ def _run_configs(cfg: BenchConfig, configs: list[tuple[int, str]], cold_pages: b
             )
 
 
+def _pages(config: dict) -> str:
+    return "new" if config.get("cold_pages") else "reused"  # runs before 2026-12-05 reused the pool
+
+
 def render(res: dict) -> str:
     lines = [
         f"Zero-latency upstreams, six real aeb pages per answer at fresh URLs, `cache: bypass`; pages "
@@ -120,7 +125,7 @@ def render(res: dict) -> str:
             for k in ("service_cpu_share", "upstreams_cpu_share", "loadgen_cpu_share")
         )
         lines.append(
-            f"| {'new' if c.get('cold_pages') else 'reused'} | {c['workers']} | {c['composer']} | {fmt_spread(c['answers_per_s'], 1)} | "
+            f"| {_pages(c)} | {c['workers']} | {c['composer']} | {fmt_spread(c['answers_per_s'], 1)} | "
             f"{fmt_spread(cpu, 1)} | {cap:.1f} | {shares} | {c['runs'][0]['statuses']} |"
         )
     staged = [c for c in res["configs"] if c["stage_ms_median_c1"]]
@@ -135,7 +140,7 @@ def render(res: dict) -> str:
         ]
         for c in staged:
             lines.append(
-                f"| {'new' if c.get('cold_pages') else 'reused'} | {c['composer']} | "
+                f"| {_pages(c)} | {c['composer']} | "
                 + " | ".join(f"{c['stage_ms_median_c1'].get(k, 0):.1f}" for k in names)
                 + " |"
             )

@@ -2,7 +2,7 @@
 
 The labelled benign lines are mostly hard negatives about assistants, prompts and AI, written to look
 like attacks; terse reference prose and code ("Return the current Task.", "Thread-safe.", doctest
-lines) is nearly absent, and the refit of 2026-12-05 evening flagged 97 such sentences of the docs
+lines) is nearly absent, and the refit of 2026-12-05 evening removed 91 such sentences of the docs
 corpus (docs/SECURITY.md). The corpus itself cannot supply them (the question set answers from it),
 so they come from another source of the same genre: the long descriptions (README) in the
 ``*.dist-info/METADATA`` files of the packages installed beside the service. Sentences and code lines
@@ -24,7 +24,7 @@ import argparse
 import hashlib
 import json
 import re
-import sys
+import sysconfig
 from email.parser import Parser
 from pathlib import Path
 
@@ -91,7 +91,7 @@ def keep(line: str) -> bool:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--site-packages", type=Path, default=Path(sys.prefix) / "lib" / "python3.11" / "site-packages")
+    ap.add_argument("--site-packages", type=Path, default=Path(sysconfig.get_paths()["purelib"]))
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--n", type=int, default=600)
     ap.add_argument(

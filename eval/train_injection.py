@@ -4,6 +4,7 @@
     python -m eval.train_injection --report   # figures: test split first, then dev (reads, never writes)
     python -m eval.train_injection --by-author   # leave-one-author-out on dev: the estimate for a new author
     python -m eval.train_injection --real-articles   # real article paragraphs (AEB bodies) that lose a sentence
+    python -m eval.train_injection --docs-corpus     # docs-corpus evidence passages that lose a sentence
     python -m eval.train_injection --unseen FILE     # a new author's batch before it joins dev: counts only
 
 1. Samples: every dev line, plus each sentence of a multi-sentence line with the line's label
@@ -218,6 +219,19 @@ def real_articles() -> dict[str, Any]:
     return {"paragraphs": len(paragraphs), "lost_a_sentence": len(lost), "examples": lost}
 
 
+def docs_corpus() -> dict[str, Any]:
+    """Evidence passages of the shipped docs corpus (corpus/sample, split as the service splits it)
+    that lose a sentence, and how many sentences go: false removals on reference prose and code."""
+    from app.corpus.index import CorpusIndex
+    from app.pipeline.evidence_vectors import corpus_passages
+
+    root = Path(__file__).resolve().parent.parent
+    passages = corpus_passages(CorpusIndex.build(root / "corpus" / "sample"))
+    texts = list(dict.fromkeys(text for _, text in passages))  # as evidence_vectors counts them
+    removed = {text: n for text in texts if (n := strip_instructions(text)[1])}
+    return {"passages": len(texts), "lost_a_sentence": len(removed), "sentences_removed": sum(removed.values())}
+
+
 def with_service_encoder() -> bool:
     """Read evidence as the service does by default: the fine-tuned English encoder and the
     multilingual reader join the lexical model when their models are installed
@@ -249,6 +263,7 @@ def main() -> None:
     ap.add_argument("--report", action="store_true", help="print test then dev figures; write nothing")
     ap.add_argument("--by-author", action="store_true", help="leave-one-author-out figures on dev; write nothing")
     ap.add_argument("--real-articles", action="store_true", help="real article paragraphs that lose a sentence")
+    ap.add_argument("--docs-corpus", action="store_true", help="docs-corpus evidence passages that lose a sentence")
     ap.add_argument(
         "--unseen", metavar="FILE", help="figures on a labelled batch no model was fitted on; write nothing"
     )
@@ -272,6 +287,14 @@ def main() -> None:
         print(f"{found['lost_a_sentence']} of {found['paragraphs']} article paragraphs lost a sentence")
         for text in found["examples"]:
             print(f"  {text[:160]}")
+        return
+    if args.docs_corpus:
+        with_service_encoder()
+        found = docs_corpus()
+        print(
+            f"{found['lost_a_sentence']} of {found['passages']} docs-corpus evidence passages lost a sentence"
+            f" ({found['sentences_removed']} sentences removed)"
+        )
         return
     if args.by_author:
         print(json.dumps(by_author(Path(args.data))))
