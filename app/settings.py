@@ -191,7 +191,7 @@ class Settings(BaseSettings):
     injection_multilingual: Literal["auto", "off"] = "auto"
     # ... and from which lexical probability it reads a non-English sentence: one of the operating
     # points calibrated in injection_multilingual.json (each with its own threshold and measured
-    # figures: docs/SECURITY.md). Lower reads more sentences (~40 ms of CPU each) and catches more
+    # figures: docs/SECURITY.md). Lower reads more sentences (~21 ms of CPU each) and catches more
     # attacks in languages the lexical model knows little of. None: the file's default point.
     injection_multilingual_gate: float | None = None
     # Scan a fetched page's passages for planted instructions as soon as it is extracted, while the

@@ -20,7 +20,8 @@ TARGET_BENIGN_REMOVED = 0.02  # issue 12
 # Measured on the test split with both readers the service runs by default (docs/SECURITY.md): a
 # floor, so a refit cannot quietly lose ground. Lowered openly on 2026-12-05: the refit with batches 9
 # and 10 in dev removes 147/168 (0.875; 152 before), and more of two new authors' unseen attacks.
-FLOOR_ATTACKS_REMOVED = 0.87  # 0.875 measured on 2026-12-05 evening (0.833 lexical alone)
+# Raised on 2026-12-05 night with the six-layer multilingual head (151/168).
+FLOOR_ATTACKS_REMOVED = 0.89  # 0.899 measured on 2026-12-05 night (0.875 that evening, 0.833 lexical alone)
 
 
 @pytest.fixture(scope="module")
