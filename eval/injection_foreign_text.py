@@ -7,8 +7,9 @@ as the service extracts them, and the 181 human-extracted AEB article bodies. Ev
 reader would read (injection_multilingual.worth_reading: not English, at least MIN_LETTERS letters)
 is scored by the shipped lexical detector and by a head (the shipped one, or --head FILE); per
 operating point of the head (GA_INJECTION_MULTILINGUAL_GATE) the table gives the share of those
-sentences the reader reads (its CPU: each read is ~40 ms) and the sentences and pages it would remove (false removals: none of these pages plants an
-instruction; the removed sentences are printed with --show).
+sentences the reader reads (its CPU: ~21 ms a read with the six-layer head, ~41 with twelve) and
+the sentences and pages it would remove (false removals: none of these pages plants an instruction;
+the removed sentences are printed with --show).
 
     python -m eval.injection_foreign_text [--head FILE] [--show 20]
 
@@ -94,7 +95,7 @@ def main() -> None:
     import numpy as np
 
     from app.pipeline.injection import model
-    from app.pipeline.injection_multilingual import HEAD_PATH, MultilingualEmbedder, head_layers
+    from app.pipeline.injection_multilingual import HEAD_PATH, head_layers
     from eval.train_injection_multilingual import vectors
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -105,9 +106,7 @@ def main() -> None:
     head = json.loads(args.head.read_text(encoding="utf-8"))
     w, b = np.asarray(head["weights"], dtype=np.float64), float(head["bias"])
     found = foreign_sentences()
-    layers = head_layers(head)
-    cache = args.vectors if layers == MultilingualEmbedder.LAYERS else args.vectors.with_suffix(f".layers{layers}.npz")
-    vec = vectors([s for _, s in found], cache, layers)
+    vec = vectors([s for _, s in found], args.vectors, head_layers(head))
     lexical = model()
     rows = [(page, s, lexical.probability(s), float(vec[s] @ w + b)) for page, s in found]
     print(json.dumps({"pages": len({r[0] for r in rows}), "sentences": len(rows)}))

@@ -48,8 +48,11 @@ CHECK_TEXTS = 6  # dev lines whose logits the file keeps, for tests/pipeline/tes
 
 def vectors(texts: list[str], cache: Path, layers: int | None = None) -> dict[str, Any]:
     """text -> float64 vector (from the model's first ``layers`` layers; None = all), embedding only
-    the texts the cache lacks."""
+    the texts the cache lacks. Vectors of fewer layers are cached beside ``cache`` (".layersN.npz")."""
     import numpy as np
+
+    if layers is not None and layers != MultilingualEmbedder.LAYERS:
+        cache = cache.with_suffix(f".layers{layers}.npz")
 
     known: dict[str, Any] = {}
     if cache.is_file():
@@ -77,7 +80,7 @@ def fit(samples: list[tuple[str, int]], vec: dict[str, Any], l2: float) -> tuple
 
 
 def grid(
-    rows: list[dict[str, Any]], lexical: dict[str, list[float]], logits: dict[str, list[float]], budget: str = "lexical"
+    rows: list[dict[str, Any]], lexical: dict[str, list[float]], logits: dict[str, list[float]], budget: str
 ) -> list[dict]:
     """Per gate, the (weight, threshold) removing the most non-English attack lines within a benign
     budget (as injection.flagged decides, on the sentences the reader reads:
@@ -230,10 +233,9 @@ def main() -> None:
     args = ap.parse_args()
     rows = load()
     dev = [r for r in rows if r["split"] == "dev"]
-    cache = args.vectors if args.layers is None else args.vectors.with_suffix(f".layers{args.layers}.npz")
     vec = vectors(
         [t for r in rows for t, _ in texts_of([r])] + [s for r in rows for s in sentences_of(r["text"])],
-        cache,
+        args.vectors,
         args.layers,
     )
     if args.english_mix:
