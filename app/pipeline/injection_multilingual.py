@@ -107,7 +107,7 @@ class MultilingualReader:
     def __init__(self, embedder: MultilingualEmbedder, path: Path = HEAD_PATH, gate: float | None = None) -> None:
         import numpy as np
 
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data, self._digest = load_head(path)
         if embedder.layers != head_layers(data):
             raise GroundingError(
                 f"the head reads {head_layers(data)} layers' vectors, the embedder gives {embedder.layers}"
@@ -123,7 +123,6 @@ class MultilingualReader:
         )
         self.check = (list(data["check"]["texts"]), [float(z) for z in data["check"]["logits"]])
         self._embedder = embedder
-        self._digest = hashlib.sha256(path.read_bytes()).hexdigest()
 
     def fingerprint(self) -> str:
         """What this reader's verdicts depend on: its head, its operating point, the model's weights,
@@ -143,6 +142,19 @@ class MultilingualReader:
         # The engine takes UTF-8: an unpaired surrogate (JSON may carry one) would not encode.
         vectors = self._embedder.embed([well_formed(s[:READ_MAX_CHARS]) for s in sentences])
         return [float(z) for z in vectors.astype("float64") @ self._weights + self._bias]
+
+
+def load_head(path: Path = HEAD_PATH) -> tuple[dict, str]:
+    """The head file's contents and their digest, read once per version of the file (start-up asks for
+    its gate's point, its layer count and its weights)."""
+    stat = path.stat()
+    return _load_head(path, stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=4)
+def _load_head(path: Path, _mtime_ns: int, _size: int) -> tuple[dict, str]:
+    raw = path.read_bytes()
+    return json.loads(raw), hashlib.sha256(raw).hexdigest()
 
 
 def head_layers(head: dict) -> int:
@@ -207,7 +219,7 @@ def from_settings(settings: Settings) -> MultilingualReader | None:
         )
         return None
     # Before loading the engine: a gate the head has no threshold for stops the start (not a warning).
-    operating_point(json.loads(HEAD_PATH.read_text(encoding="utf-8")), settings.injection_multilingual_gate)
+    operating_point(load_head()[0], settings.injection_multilingual_gate)
     try:
         return shared_reader(settings.injection_multilingual_gate)
     except (GroundingError, OSError) as exc:
@@ -217,7 +229,7 @@ def from_settings(settings: Settings) -> MultilingualReader | None:
 
 @lru_cache(maxsize=4)
 def shared_reader(gate: float | None = None) -> MultilingualReader:
-    layers = head_layers(json.loads(HEAD_PATH.read_text(encoding="utf-8")))
+    layers = head_layers(load_head()[0])
     return MultilingualReader(_embedder(layers), gate=gate)
 
 

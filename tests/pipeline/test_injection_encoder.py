@@ -21,7 +21,7 @@ TARGET_BENIGN_REMOVED = 0.02  # issue 12
 # floor, so a refit cannot quietly lose ground. Lowered openly on 2026-12-05: the refit with batches 9
 # and 10 in dev removes 147/168 (0.875; 152 before), and more of two new authors' unseen attacks.
 # Raised on 2026-12-05 night with the six-layer multilingual head (151/168).
-FLOOR_ATTACKS_REMOVED = 0.89  # 0.899 measured on 2026-12-05 night (0.875 that evening, 0.833 lexical alone)
+FLOOR_ATTACKS_REMOVED = 0.91  # 0.911 measured on 2026-12-06 (0.899 the night before, 0.833 lexical alone)
 
 
 @pytest.fixture(scope="module")
