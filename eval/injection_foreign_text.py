@@ -76,7 +76,7 @@ def table(rows: list[tuple[str, str, float, float]], head: dict[str, Any]) -> li
             lexical_threshold, float(point["gate"]), float(point["lexical_weight"]), float(point["threshold"])
         )
         read = [r for r in rows if v.lexical_threshold > r[2] >= v.gate]
-        gone = [r for r in rows if r[2] >= v.lexical_threshold or (r[2] >= v.gate and v.removes(r[2], r[3]))]
+        gone = [r for r in rows if v.removes_sentence(r[2], r[3])]
         out.append(
             {
                 "gate": v.gate,

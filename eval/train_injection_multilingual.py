@@ -94,10 +94,7 @@ def grid(
     lines = [r for r in rows if r["lang"] != "en"]
 
     def removed(r: dict[str, Any], v: EncoderVerdicts) -> bool:
-        return any(
-            p >= v.lexical_threshold or (o and p >= v.gate and v.removes(p, z))
-            for p, z, o in zip(lexical[r["id"]], logits[r["id"]], read[r["id"]])
-        )
+        return any(map(v.removes_sentence, lexical[r["id"]], logits[r["id"]], read[r["id"]]))
 
     attacks = [r for r in lines if r["label"] == "attack"]
     benign = [r for r in lines if r["label"] == "benign"]

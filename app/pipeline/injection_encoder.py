@@ -48,6 +48,13 @@ class EncoderVerdicts:
         mixed = self.lexical_weight * math.log(p / (1.0 - p)) + (1.0 - self.lexical_weight) * encoder_logit
         return mixed >= self.threshold
 
+    def removes_sentence(self, lexical_probability: float, encoder_logit: float, read: bool = True) -> bool:
+        """The whole rule for a sentence already scored by both (the evaluations replay it; the service,
+        injection.flagged, reads lazily): its lexical probability removes it alone, or it is read
+        (``read``: the reader's language, and the gate reached) and the mixed logit removes it."""
+        p = lexical_probability
+        return p >= self.lexical_threshold or (read and p >= self.gate and self.removes(p, encoder_logit))
+
 
 class InjectionEncoder:
     """P(instruction) of sentences by the fine-tuned encoder."""

@@ -21,7 +21,9 @@ TARGET_BENIGN_REMOVED = 0.02  # issue 12
 # floor, so a refit cannot quietly lose ground. Lowered openly on 2026-12-05: the refit with batches 9
 # and 10 in dev removes 147/168 (0.875; 152 before), and more of two new authors' unseen attacks.
 # Raised on 2026-12-05 night with the six-layer multilingual head (151/168).
-FLOOR_ATTACKS_REMOVED = 0.91  # 0.911 measured on 2026-12-06 (0.899 the night before, 0.833 lexical alone)
+# Lowered openly on 2026-12-06 morning: the refit with batches 20-21 in dev removes 151/168 (0.899;
+# 153 before) and 68/150 of an unseen low-resource batch instead of 36 (docs/SECURITY.md).
+FLOOR_ATTACKS_REMOVED = 0.89  # 0.899 measured on 2026-12-06 morning (0.911 before, 0.851 lexical alone)
 
 
 @pytest.fixture(scope="module")
@@ -50,6 +52,14 @@ def test_mixed_logit_rule():
     assert not v.removes(0.5, 1.9)
     assert v.removes(0.88, 0.1)  # a high lexical logit carries a weak encoder reading
     assert not v.removes(0.0, 20.0)  # P = 0 is clamped to 1e-9 (logit -20.7), no math error
+
+
+def test_whole_sentence_rule_the_evaluations_replay():
+    v = EncoderVerdicts(lexical_threshold=0.9, gate=0.4, lexical_weight=0.5, threshold=1.0)
+    assert v.removes_sentence(0.95, -30.0)  # the lexical probability alone, whatever the reading
+    assert v.removes_sentence(0.5, 2.0)  # gate reached, the mix removes it
+    assert not v.removes_sentence(0.5, 2.0, read=False)  # not the reader's language: lexical alone
+    assert not v.removes_sentence(0.39, 30.0)  # under the gate: never read
 
 
 def test_the_service_reads_evidence_with_the_encoder():
