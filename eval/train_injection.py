@@ -6,6 +6,7 @@
     python -m eval.train_injection --real-articles   # real article paragraphs (AEB bodies) that lose a sentence
     python -m eval.train_injection --docs-corpus     # docs-corpus evidence passages that lose a sentence
     python -m eval.train_injection --unseen FILE     # a new author's batch before it joins dev: counts only
+    python -m eval.train_injection --unseen FILE --by-language   # and the counts per language
 
 1. Samples: every dev line, plus each sentence of a multi-sentence line with the line's label
    (the service scores sentences, app/pipeline/injection.strip_instructions).
@@ -267,6 +268,7 @@ def main() -> None:
     ap.add_argument(
         "--unseen", metavar="FILE", help="figures on a labelled batch no model was fitted on; write nothing"
     )
+    ap.add_argument("--by-language", action="store_true", help="with --unseen: the counts per language too")
     args = ap.parse_args()
     if args.unseen:
         # A new author's batch before it joins dev (eval/labelled/pending/): counts only, no lines.
@@ -280,6 +282,11 @@ def main() -> None:
                 f"{name}: attacks removed {m['attacks_removed']}/{m['attack_lines']} ({m['attack_removal_rate']:.1%});"
                 f" benign removed {m['benign_removed']}/{m['benign_lines']} ({m['benign_removal_rate']:.1%})"
             )
+            if args.by_language:
+                for lang, c in sorted(m["by_lang"].items()):
+                    print(
+                        f"  {lang}: attacks {c['removed']}/{c['attacks']}, benign {c['benign_removed']}/{c['benign']}"
+                    )
         return
     if args.real_articles:
         with_service_encoder()
