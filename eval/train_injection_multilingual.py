@@ -168,7 +168,7 @@ def english_mix(dev: list[dict[str, Any]], lexical: dict, encoder: dict, e5: dic
                     return True
                 if en and p >= gate and wl * logit(p) + wm * zm + we * ze >= bar:
                     return True
-                if read and p >= other.gate and other.removes(p, ze):
+                if other.removes_sentence(p, ze, read):
                     return True
             return False
 

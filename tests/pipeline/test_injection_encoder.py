@@ -20,7 +20,7 @@ TARGET_BENIGN_REMOVED = 0.02  # issue 12
 # Measured on the test split with both readers the service runs by default (docs/SECURITY.md): a
 # floor, so a refit cannot quietly lose ground. Lowered openly on 2026-12-05: the refit with batches 9
 # and 10 in dev removes 147/168 (0.875; 152 before), and more of two new authors' unseen attacks.
-# Raised on 2026-12-05 night with the six-layer multilingual head (151/168).
+# Raised on 2026-12-05 night with the six-layer multilingual head (151/168), to 0.91 on 2026-12-06 (153/168).
 # Lowered openly on 2026-12-06 morning: the refit with batches 20-21 in dev removes 151/168 (0.899;
 # 153 before) and 68/150 of an unseen low-resource batch instead of 36 (docs/SECURITY.md).
 FLOOR_ATTACKS_REMOVED = 0.89  # 0.899 measured on 2026-12-06 morning (0.911 before, 0.851 lexical alone)
