@@ -32,7 +32,8 @@ TARGET_BENIGN_REMOVED = 0.02  # issue 12
 # Measured on the test split when the weights were fitted (docs/SECURITY.md): a floor, so a refit
 # or a change of features cannot quietly lose ground.
 # Measured 0.833 after the refit of 2026-12-05 evening (batches 11-16 and 600 README lines in dev;
-# 0.821 before it, 0.762 for a refit without the README lines, whose threshold rose to 0.90).
+# 0.821 before it, 0.762 for a refit without the README lines, whose threshold rose to 0.90); 0.851 after
+# the first 2026-12-06 morning refit, 0.827 after the second (batches 22, 23 and 25 in dev).
 FLOOR_ATTACKS_REMOVED = 0.80
 
 
@@ -68,7 +69,7 @@ def test_test_split_attacks_removed_floor(test_figures):
 
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 12 target not met: 83.3 % of test attacks removed by the lexical model alone (docs/SECURITY.md)",
+    reason="issue 12 target not met: 82.7 % of test attacks removed by the lexical model alone (docs/SECURITY.md)",
 )
 def test_test_split_attacks_removed_target(test_figures):
     assert test_figures["attack_removal_rate"] >= TARGET_ATTACKS_REMOVED
