@@ -21,7 +21,10 @@ import itertools
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from app.cpu_processes import CpuProcesses
 
 T = TypeVar("T")
 
@@ -49,10 +52,13 @@ class _Call:
 
 
 class CpuQueue:
-    """`await queue.run(ctx, fn, *args)`: fn(*args) in one of `threads` threads, most urgent first."""
+    """`await queue.run(ctx, fn, *args)`: fn(*args) in one of `threads` threads, most urgent first.
+    With `processes` (GA_EXTRACT_PROCESSES) page extraction runs in child processes: a thread waiting
+    on a child holds no GIL, so there is a thread per child on top of `threads`."""
 
-    def __init__(self, threads: int = 2) -> None:
-        self.threads = threads
+    def __init__(self, threads: int = 2, processes: CpuProcesses | None = None) -> None:
+        self.processes = processes
+        self.threads = threads + (processes.processes if processes is not None else 0)
         self._pending: list[_Call] = []
         self._cond = threading.Condition()
         self._seq = itertools.count()
@@ -116,6 +122,8 @@ class CpuQueue:
         deadline = time.monotonic() + timeout_s
         for worker in self._workers:
             worker.join(max(0.0, deadline - time.monotonic()))
+        if self.processes is not None:
+            self.processes.close()
 
 
 def _settle(future: asyncio.Future, result: Any, exc: BaseException | None) -> None:

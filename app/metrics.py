@@ -126,3 +126,9 @@ def watch_gc() -> None:
     """Time every collection of this process (idempotent)."""
     if _time_gc not in gc.callbacks:
         gc.callbacks.append(_time_gc)
+
+
+# --- CPU-bound calls in worker processes (app/cpu_processes.py, GA_EXTRACT_PROCESSES)
+CPU_PROCESS_DEATHS = Counter(
+    PREFIX + "cpu_process_deaths_total", "Worker processes that died during a call (their pool was rebuilt)"
+)

@@ -45,6 +45,10 @@ class Settings(BaseSettings):
     # Threads for the stages' CPU-bound calls (extraction, selection), taken most urgent first
     # (app/cpu_queue.py); 0 = asyncio's default executor, first come first served.
     cpu_threads: int = 2
+    # Processes for page extraction (app/cpu_processes.py), fed by those threads: one service process
+    # then extracts on several cores. 0 = in the threads. Pays with one uvicorn worker on several
+    # cores (scripts/serve); with a worker per core the cores are busy already (docs/SCALING.md).
+    extract_processes: int = 0
     # Move what start-up built out of the garbage collector's sight (gc.freeze, app/main.py): full
     # collections then scan only what requests made, not the weights and indexes.
     gc_freeze: bool = True

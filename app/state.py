@@ -106,7 +106,7 @@ class ServiceState:
             breakers=breakers,
             extractions=ExtractionMemo(settings.extraction_memo_max_bytes),
             model_probe=ModelProbe.from_settings(settings, http) if settings.llm_enabled else None,
-            cpu=CpuQueue(settings.cpu_threads) if settings.cpu_threads > 0 else None,
+            cpu=await _cpu_queue(settings),
         )
 
     async def _close_cpu(self) -> None:
@@ -126,3 +126,17 @@ class ServiceState:
                 await closer()
             except Exception:
                 log.exception("error while closing")
+
+
+async def _cpu_queue(settings: Settings) -> CpuQueue | None:
+    """The CPU queue, and its extraction processes started (forked and warm) before the first request."""
+    if settings.cpu_threads <= 0:
+        return None
+    processes = None
+    if settings.extract_processes > 0:
+        from app.cpu_processes import CpuProcesses
+
+        # The fork server imports the extractors once, warm; its children inherit them (copy-on-write).
+        processes = CpuProcesses(settings.extract_processes, preload=["app.pipeline.extract_child"])
+        await asyncio.to_thread(processes.start)
+    return CpuQueue(settings.cpu_threads, processes)

@@ -141,6 +141,12 @@ def main(argv: list[str] | None = None) -> int:
         metavar="GA_NAME=VALUE",
         help="a setting every service process of this run gets (repeatable), e.g. GA_INJECTION_ENCODER=off",
     )
+    ap.add_argument(
+        "--latency-workers",
+        type=int,
+        metavar="N",
+        help="uvicorn workers for the latency figure (default 2), e.g. 1 with GA_EXTRACT_PROCESSES=2",
+    )
     args = ap.parse_args(argv)
     for item in args.service_env:
         key, sep, value = item.partition("=")
@@ -155,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
     json_path = args.json or (default_dir / "latest.json" if default_dir else RESULTS / "latest.json")
     md_path = args.md or (default_dir / "BENCHMARKS.md" if default_dir else REPO_ROOT / "docs" / "BENCHMARKS.md")
     cfg = BenchConfig.make(args.quick)
+    if args.latency_workers:
+        cfg.latency_workers = args.latency_workers
 
     data = json.loads(json_path.read_text()) if json_path.exists() else {"figures": {}}
     previous = data.get("machine") or {}

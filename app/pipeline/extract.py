@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from app.domain.types import Document, FetchedPage, FetchReason, PageDates, SearchHit, TextBlock
 from app.extract.dates import find_page_dates
@@ -155,3 +156,18 @@ def extract_page(page: FetchedPage, hit: SearchHit | None, rank: int, fallback: 
     if doc is None:
         page.reason = FetchReason.empty_extraction
     return doc
+
+
+def extract_in_child(
+    page: FetchedPage, hit: SearchHit | None, rank: int, fallback: bool
+) -> tuple[Document | None, FetchReason]:
+    """extract_page in an extraction process (app/cpu_processes.py): the page's reason comes back with
+    the Document, since the child marks its own copy of the page."""
+    doc = extract_page(page, hit, rank, fallback)
+    return doc, page.reason
+
+
+def hit_for_child(hit: SearchHit | None) -> SearchHit | None:
+    """The hit as it travels to an extraction process: without what extraction does not read — the
+    provider's page reader (not picklable) and its copy of the page (already in the page's body)."""
+    return replace(hit, raw_content=None, read_page=None, queries=[]) if hit is not None else None

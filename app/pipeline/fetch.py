@@ -18,13 +18,14 @@ from app import metrics
 from app.cache.extraction_memo import ExtractionMemo
 from app.cache.page_cache import REVALIDATE_WINDOW_S, PageEntry, decode_entry, page_key, store_entry
 from app.cache.singleflight import SingleFlight
+from app.cpu_processes import ProcessLost
 from app.domain.types import Document, FetchedPage, FetchReason, PageDates, SearchHit, TextBlock, content_digest
 from app.extract.text_clean import content_hash
 from app.fetch.base import Fetcher
 from app.language.text import well_formed
 from app.pipeline.conflicts import asked_attribute, values_in
 from app.pipeline.context import MS_PER_S, TIMING_DIGITS, RunContext
-from app.pipeline.extract import extract_page
+from app.pipeline.extract import extract_in_child, extract_page, hit_for_child
 from app.pipeline.select import prescan_instructions
 from app.providers.cache.base import Cache
 from app.urls import registrable_domain
@@ -182,7 +183,15 @@ def held_body(text: str) -> bytes:
 
 
 def _extract_and_prescan(page: FetchedPage, hit: SearchHit, rank: int, ctx: RunContext) -> Document | None:
-    doc = extract_page(page, hit, rank, ctx.settings.extract_fallback)
+    processes = ctx.cpu.processes if ctx.cpu is not None else None
+    fallback = ctx.settings.extract_fallback
+    if processes is None:
+        doc = extract_page(page, hit, rank, fallback)
+    else:  # in a child process (GA_EXTRACT_PROCESSES): this thread waits without the GIL
+        try:
+            doc, page.reason = processes.call(extract_in_child, page, hit_for_child(hit), rank, fallback)
+        except ProcessLost:  # the page killed two children: lost, as a page that breaks the parser
+            doc, page.reason, page.detail = None, FetchReason.empty_extraction, "extraction_process_died"
     # The instruction scan of the page's passages, done early only while other pages of this answer are
     # still on the network and the CPU queue has nothing else to do: time the answer spends waiting
     # anyway. Under load the scan is left to selection, which scans only the passages it keeps (a

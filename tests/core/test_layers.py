@@ -20,6 +20,7 @@ RANKS = {
     "tokens": 1,
     "memo": 1,
     "cpu_queue": 1,
+    "cpu_processes": 1,
     "language": 2,
     "providers": 3,
     "fetch": 3,
