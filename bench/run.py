@@ -104,6 +104,7 @@ def render_doc(data: dict) -> str:
             f"## {mod.TITLE}",
             "",
             f"Reproduce: `scripts/bench --only {name}"
+            f"{' --latency-workers ' + str(fig['latency_workers']) if fig.get('latency_workers') else ''}"
             f"{''.join(f' --service-env {k}={v}' for k, v in (fig.get('service_env') or {}).items())}`"
             f" (run {fig['finished']}, {fig['seconds']:.0f} s"
             f"{', commit ' + fig['commit'] if fig.get('commit') else ''}{', --quick' if fig.get('quick') else ''}).",
@@ -182,6 +183,7 @@ def main(argv: list[str] | None = None) -> int:
             "finished": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "commit": data["machine"]["commit"],
             **({"service_env": dict(procs.EXTRA_SERVICE_ENV)} if procs.EXTRA_SERVICE_ENV else {}),
+            **({"latency_workers": args.latency_workers} if args.latency_workers and name == "latency" else {}),
         }
         print(f"[bench] {name} done in {time.monotonic() - t0:.0f} s", file=sys.stderr, flush=True)
         json_path.parent.mkdir(parents=True, exist_ok=True)
