@@ -20,6 +20,20 @@ PYTHON = sys.executable
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
+def process_tree(root: int) -> list[int]:
+    """`root` and its descendants, from /proc (a child that exits meanwhile is skipped)."""
+    out, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        out.append(pid)
+        for task in Path(f"/proc/{pid}/task").glob("*/children"):
+            try:
+                todo += [int(c) for c in task.read_text().split()]
+            except OSError:
+                pass
+    return out
+
+
 def free_port() -> int:
     import socket
 
@@ -55,16 +69,7 @@ class _Proc:
 
     def tree(self) -> list[int]:
         """This process and its descendants (uvicorn --workers N forks N children)."""
-        out, todo = [], [self.proc.pid]
-        while todo:
-            pid = todo.pop()
-            out.append(pid)
-            for task in Path(f"/proc/{pid}/task").glob("*/children"):
-                try:
-                    todo += [int(c) for c in task.read_text().split()]
-                except OSError:
-                    pass
-        return out
+        return process_tree(self.proc.pid)
 
     def cpu_s(self) -> float:
         """user + system CPU seconds of the whole tree, so far."""

@@ -4,27 +4,14 @@ and a service process started with two such processes has them as descendants (a
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import httpx
 
+from bench.procs import process_tree
 from simulators.searxng import searx_result
 from tests.api.helpers import ACME_REPORTS, TODAY, chat
 
 QUESTION = "How much does the Acme Cloud Pro plan cost per month?"
-
-
-def _descendants(pid: int) -> set[int]:
-    out, todo = set(), [pid]
-    while todo:
-        for task in Path(f"/proc/{todo.pop()}/task").glob("*/children"):
-            try:
-                found = [int(c) for c in task.read_text().split()]
-            except OSError:
-                continue
-            out.update(found)
-            todo += found
-    return out
 
 
 def _answer(svc) -> dict:
@@ -40,13 +27,13 @@ def test_pages_extracted_in_worker_processes_answer_as_the_threads_do(searxng, w
     ]
     searxng.set_default([searx_result(u, "Acme Cloud Pro", "Acme Cloud Pro plan price") for u in urls])
     upstreams = {**searxng.settings_overrides(), **web.settings_overrides()}
-    before = _descendants(os.getpid())
+    before = set(process_tree(os.getpid()))
     threads = service_factory(**upstreams)
     in_threads = _answer(threads)
     processes = service_factory(**upstreams, extract_processes=2)
     # its two children (and the fork server, unless an earlier test started it), there before the
     # service answers its first request
-    assert len(_descendants(os.getpid()) - before) >= 2
+    assert len(set(process_tree(os.getpid())) - before) >= 2
     in_processes = _answer(processes)
 
     assert in_processes["grounding"]["status"] == in_threads["grounding"]["status"] == "grounded"
