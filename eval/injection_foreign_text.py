@@ -95,7 +95,7 @@ def main() -> None:
     import numpy as np
 
     from app.pipeline.injection import model
-    from app.pipeline.injection_multilingual import HEAD_PATH, head_layers
+    from app.pipeline.injection_multilingual import HEAD_PATH, head_layers, tuned_digest
     from eval.train_injection_multilingual import vectors
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -106,7 +106,7 @@ def main() -> None:
     head = json.loads(args.head.read_text(encoding="utf-8"))
     w, b = np.asarray(head["weights"], dtype=np.float64), float(head["bias"])
     found = foreign_sentences()
-    vec = vectors([s for _, s in found], args.vectors, head_layers(head))
+    vec = vectors([s for _, s in found], args.vectors, head_layers(head), tuned_digest(head))
     lexical = model()
     rows = [(page, s, lexical.probability(s), float(vec[s] @ w + b)) for page, s in found]
     print(json.dumps({"pages": len({r[0] for r in rows}), "sentences": len(rows)}))

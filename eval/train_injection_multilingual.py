@@ -47,13 +47,19 @@ LEXICAL_THRESHOLD = 0.85  # the shipped lexical detector's (injection_weights.js
 CHECK_TEXTS = 6  # dev lines whose logits the file keeps, for tests/pipeline/test_injection_multilingual.py
 
 
-def vectors(texts: list[str], cache: Path, layers: int | None = None) -> dict[str, Any]:
-    """text -> float64 vector (from the model's first ``layers`` layers; None = all), embedding only
-    the texts the cache lacks. Vectors of fewer layers are cached beside ``cache`` (".layersN.npz")."""
+def vectors(texts: list[str], cache: Path, layers: int | None = None, tuned: str | None = None) -> dict[str, Any]:
+    """text -> float64 vector (from the model's first ``layers`` layers; None = all; over the fine-tuned
+    layers whose digest is ``tuned``: injection_multilingual.load_tuned_layers), embedding only the
+    texts the cache lacks. Vectors of fewer layers are cached beside ``cache`` (".layersN.npz"), of
+    tuned ones beside that (".tuned-<digest>")."""
     import numpy as np
+
+    from app.pipeline.injection_multilingual import load_tuned_layers
 
     if layers is not None and layers != MultilingualEmbedder.LAYERS:
         cache = cache.with_suffix(f".layers{layers}.npz")
+    if tuned:
+        cache = cache.with_suffix(f".tuned-{tuned[:12]}.npz")
 
     known: dict[str, Any] = {}
     if cache.is_file():
@@ -61,7 +67,7 @@ def vectors(texts: list[str], cache: Path, layers: int | None = None) -> dict[st
             known = dict(zip(map(str, data["texts"]), data["vectors"].astype(np.float64)))
     todo = sorted(set(texts) - set(known))
     if todo:
-        embedder = MultilingualEmbedder(layers=layers)
+        embedder = MultilingualEmbedder(layers=layers, patch=load_tuned_layers(tuned) if tuned else None)
         for start in range(0, len(todo), 64):
             chunk = todo[start : start + 64]
             known.update(zip(chunk, embedder.embed(chunk).astype(np.float64)))

