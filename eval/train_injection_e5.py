@@ -164,19 +164,6 @@ class Trainer:
         tuned = [{k: v.detach().numpy().copy() for k, v in p.items()} for p in params]
         return tuned, (w.detach().numpy().astype(np.float64), float(b.detach()))
 
-    def torch_logits(self, model, texts: list[str]) -> list[float]:
-        import torch
-
-        tuned, (w, b) = model
-        self.frozen(texts)
-        params = [{k: torch.from_numpy(v) for k, v in p.items()} for p in tuned]
-        out: list[float] = []
-        with torch.no_grad():
-            for start in range(0, len(texts), 64):
-                z = self._top(params, (torch.from_numpy(w.astype(np.float32)), float(b)), texts[start : start + 64])
-                out.extend(map(float, z))
-        return out
-
     def patch(self, tuned: list[dict[str, np.ndarray]]) -> dict[str, bytes]:
         """The trained tensors in the image's encoding (float32: exact, nothing is quantised again)."""
         out: dict[str, bytes] = {}
