@@ -162,3 +162,30 @@ def test_the_engine_can_run_fewer_layers_and_refuses_what_it_cannot():
     assert float(MultilingualEmbedder(layers=4).embed(text)[0] @ b) > 0.9999  # and the same every time
     with pytest.raises(GroundingError, match="cannot run 13 of 12 layers"):
         MultilingualEmbedder(layers=13)
+
+
+def test_the_head_runs_over_the_fine_tuned_layers_it_was_trained_with(reader):
+    # Since 2026-12-06 (stop 44) the shipped head reads over the top 3 of the 6 layers it runs, fine-tuned
+    # (biases and norms only, eval/train_injection_e5.py): the head names their file and digest, and the
+    # file holds float32 tensors of exactly those layers, each the size of the wheel's own.
+    from app.pipeline.e5_image import read_header
+
+    head = injection_multilingual.load_head()[0]
+    digest = injection_multilingual.tuned_digest(head)
+    assert digest is not None and head["tuned_layers"]["file"] == injection_multilingual.LAYERS_PATH.name
+    patch = injection_multilingual.load_tuned_layers(digest)
+    tensors = read_header((injection_multilingual.model_dir() / "e5-small-q4.bin").read_bytes()).tensors
+    assert {name.split(".")[0] for name in patch} == {"l3", "l4", "l5"}
+    for name, data in patch.items():
+        assert tensors[name].dtype == 0 and len(data) == tensors[name].nbytes, name
+    # the reader the service built reads over them: its logits are not the untuned model's
+    untuned = MultilingualReader(injection_multilingual.MultilingualEmbedder(layers=head["layers"]))
+    texts = reader.check[0][:3]
+    assert max(abs(a - b) for a, b in zip(reader.logits(texts), untuned.logits(texts))) > 0.1
+
+
+def test_layers_of_another_training_are_refused():
+    from app.errors import GroundingError
+
+    with pytest.raises(GroundingError, match="not the file the head was trained with"):
+        injection_multilingual.load_tuned_layers("0" * 64)
