@@ -37,6 +37,7 @@ from app.pipeline.injection_multilingual import (
     LAYERS_PATH,
     READ_MAX_CHARS,
     MultilingualEmbedder,
+    head_logits,
     model_dir,
 )
 from eval.e5_torch import Weights, layer_bytes, pool, torch_embed, torch_layer
@@ -177,8 +178,7 @@ def engine_logits(patch: dict[str, bytes], head: tuple[np.ndarray, float], texts
     embedder = MultilingualEmbedder(layers=LAYERS, patch=patch)
     out: list[float] = []
     for start in range(0, len(texts), 64):
-        vec = embedder.embed([well_formed(t[:READ_MAX_CHARS]) for t in texts[start : start + 64]])
-        out.extend(float(z) for z in vec.astype(np.float64) @ head[0] + head[1])
+        out.extend(head_logits(embedder, head[0], head[1], texts[start : start + 64]))
     return out
 
 

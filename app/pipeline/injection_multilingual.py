@@ -174,11 +174,17 @@ class MultilingualReader:
         return worth_reading(sentence)
 
     def logits(self, sentences: list[str]) -> list[float]:
-        if not sentences:
-            return []
-        # The engine takes UTF-8: an unpaired surrogate (JSON may carry one) would not encode.
-        vectors = self._embedder.embed([well_formed(s[:READ_MAX_CHARS]) for s in sentences])
-        return [float(z) for z in vectors.astype("float64") @ self._weights + self._bias]
+        return head_logits(self._embedder, self._weights, self._bias, sentences)
+
+
+def head_logits(embedder: MultilingualEmbedder, weights, bias: float, sentences: list[str]) -> list[float]:
+    """A head's logit of each sentence, read as the service reads it (the trainers call this too, so the
+    logits they calibrate on are the service's)."""
+    if not sentences:
+        return []
+    # The engine takes UTF-8: an unpaired surrogate (JSON may carry one) would not encode.
+    vectors = embedder.embed([well_formed(s[:READ_MAX_CHARS]) for s in sentences])
+    return [float(z) for z in vectors.astype("float64") @ weights + bias]
 
 
 def load_head(path: Path = HEAD_PATH) -> tuple[dict, str]:
