@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from app.pipeline.e5_image import QK, Header, read_header
+from app.pipeline.e5_image import Q4_BLOCK_BYTES, QK, Header, read_header
 
 META = "\u2581"
 
@@ -102,7 +102,7 @@ class Tokenizer:
 
 
 def dequantize_q4(raw: bytes | memoryview, rows: int, cols: int) -> np.ndarray:
-    blocks = np.frombuffer(raw, dtype=np.uint8).reshape(rows, cols // QK, 18)
+    blocks = np.frombuffer(raw, dtype=np.uint8).reshape(rows, cols // QK, Q4_BLOCK_BYTES)
     scale = blocks[:, :, :2].copy().view("<f2").astype(np.float32)  # (rows, nb, 1)
     nibbles = blocks[:, :, 2:]
     low = (nibbles & 0x0F).astype(np.int8) - 8
@@ -136,7 +136,7 @@ class Weights:
     def word_rows(self, ids: np.ndarray) -> np.ndarray:
         """Rows of the 250k-piece embedding, dequantised only for the pieces asked."""
         h = self.header.hidden
-        per_row = h // QK * 18
+        per_row = h // QK * Q4_BLOCK_BYTES
         raw = self.raw("emb.word")
         data = b"".join(bytes(raw[int(i) * per_row : (int(i) + 1) * per_row]) for i in ids)
         return dequantize_q4(data, len(ids), h)

@@ -54,7 +54,7 @@ def vectors(texts: list[str], cache: Path, layers: int | None = None, tuned: str
     tuned ones beside that (".tuned-<digest>")."""
     import numpy as np
 
-    from app.pipeline.injection_multilingual import load_tuned_layers
+    from app.pipeline.injection_multilingual import tuned_patch
 
     if layers is not None and layers != MultilingualEmbedder.LAYERS:
         cache = cache.with_suffix(f".layers{layers}.npz")
@@ -67,7 +67,7 @@ def vectors(texts: list[str], cache: Path, layers: int | None = None, tuned: str
             known = dict(zip(map(str, data["texts"]), data["vectors"].astype(np.float64)))
     todo = sorted(set(texts) - set(known))
     if todo:
-        embedder = MultilingualEmbedder(layers=layers, patch=load_tuned_layers(tuned) if tuned else None)
+        embedder = MultilingualEmbedder(layers=layers, patch=tuned_patch(tuned))
         for start in range(0, len(todo), 64):
             chunk = todo[start : start + 64]
             known.update(zip(chunk, embedder.embed(chunk).astype(np.float64)))

