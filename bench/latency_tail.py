@@ -33,11 +33,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--json", type=Path, help="every answer's ratio and stage excess")
     ap.add_argument("settings", nargs="*", metavar="GA_NAME=VALUE")
     args = ap.parse_args(argv)
-    for item in args.settings:
-        key, sep, value = item.partition("=")
-        if not sep or not key.startswith("GA_"):
-            ap.error(f"settings are GA_NAME=VALUE, not {item!r}")
-        procs.EXTRA_SERVICE_ENV[key] = value
+    if (bad := procs.add_service_env(args.settings)) is not None:
+        ap.error(f"settings are GA_NAME=VALUE, not {bad!r}")
     cfg = BenchConfig.make(False)
     workload = make_workload(cfg, WARM + args.requests)
     with procs.UpstreamsProcess(workload) as up:

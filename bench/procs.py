@@ -159,6 +159,16 @@ class UpstreamsProcess(_Proc):
 EXTRA_SERVICE_ENV: dict[str, str] = {}
 
 
+def add_service_env(items: list[str]) -> str | None:
+    """Each GA_NAME=VALUE of `items` into EXTRA_SERVICE_ENV; the first item that is not one, else None."""
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.startswith("GA_"):
+            return item
+        EXTRA_SERVICE_ENV[key] = value
+    return None
+
+
 def service_environment(settings_env: dict[str, str]) -> dict[str, str]:
     """The service's environment: this process's without its GA_ settings, then the figure's, then
     the run's (EXTRA_SERVICE_ENV), so a setting given to the run wins."""

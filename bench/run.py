@@ -149,11 +149,8 @@ def main(argv: list[str] | None = None) -> int:
         help="uvicorn workers for the latency figure (default 2), e.g. 1 with GA_EXTRACT_PROCESSES=2",
     )
     args = ap.parse_args(argv)
-    for item in args.service_env:
-        key, sep, value = item.partition("=")
-        if not sep or not key.startswith("GA_"):
-            ap.error(f"--service-env takes GA_NAME=VALUE, not {item!r}")
-        procs.EXTRA_SERVICE_ENV[key] = value
+    if (bad := procs.add_service_env(args.service_env)) is not None:
+        ap.error(f"--service-env takes GA_NAME=VALUE, not {bad!r}")
     names = [n.strip() for n in args.only.split(",") if n.strip()]
     unknown = set(names) - set(FIGURES)
     if unknown:
