@@ -34,6 +34,22 @@ def make_workload(cfg: BenchConfig, n_requests: int) -> Workload:
     )
 
 
+def stage_excess_ms(
+    timings: dict[str, float], workload: Workload, index: int, fetched_ks: list[int]
+) -> dict[str, float]:
+    """Wall ms of each stage of one answer beyond its simulated upstream time (fetch: beyond the
+    slowest page it fetched; a stage with no upstream: all of it)."""
+    lat = workload.latencies
+    slowest = max((workload.fetch_delay_s(index, k) for k in fetched_ks), default=0.0)
+    out = {}
+    for stage, ms in timings.items():
+        if stage == "total":
+            continue
+        budget = getattr(lat, STAGE_BUDGET[stage]) if stage in STAGE_BUDGET else 0.0
+        out[stage] = ms - (slowest if stage == "fetch" else budget) * 1000
+    return out
+
+
 def analyse(samples: list[Sample], workload: Workload, wall_s: float) -> dict:
     """Per-request ratio and overhead over requests that ran the whole pipeline (reached compose)."""
     statuses = Counter(_status(s) for s in samples)
@@ -58,15 +74,8 @@ def analyse(samples: list[Sample], workload: Workload, wall_s: float) -> dict:
         overheads.append((s.latency_s - cp) * 1000)
         e2e.append(s.latency_s * 1000)
         crit.append(cp * 1000)
-        timings = s.grounding["timings_ms"]
-        slowest = max((workload.fetch_delay_s(s.index, k) for k in ks), default=0.0)
-        for stage, ms in timings.items():
-            if stage == "total":
-                continue
-            budget = getattr(lat, STAGE_BUDGET[stage]) if stage in STAGE_BUDGET else 0.0
-            if stage == "fetch":
-                budget = slowest
-            stage_extra.setdefault(stage, []).append(ms - budget * 1000)
+        for stage, ms in stage_excess_ms(s.grounding["timings_ms"], workload, s.index, ks).items():
+            stage_extra.setdefault(stage, []).append(ms)
     return {
         "requests": len(samples),
         "full_pipeline": len(full),

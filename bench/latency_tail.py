@@ -19,7 +19,7 @@ from pathlib import Path
 
 from bench import procs
 from bench.config import BenchConfig
-from bench.fig_latency import STAGE_BUDGET, make_workload
+from bench.fig_latency import make_workload, stage_excess_ms
 from bench.loadgen import closed_loop
 from bench.workload import page_key
 
@@ -50,12 +50,7 @@ def main(argv: list[str] | None = None) -> None:
             continue
         keys = [key[1] for f in s.grounding.get("fetches", []) if (key := page_key(f["url"]))]
         critical = workload.critical_path_s(s.index, keys)
-        slowest = max((workload.fetch_delay_s(s.index, k) for k in keys), default=0.0)
-        excess = {}
-        for stage, ms in timings.items():
-            if stage != "total":
-                budget = slowest if stage == "fetch" else getattr(workload.latencies, STAGE_BUDGET.get(stage, ""), 0.0)
-                excess[stage] = round(ms - budget * 1000, 1)
+        excess = {k: round(v, 1) for k, v in stage_excess_ms(timings, workload, s.index, keys).items()}
         rows.append(
             {
                 "index": s.index,
