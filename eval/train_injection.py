@@ -131,13 +131,22 @@ def _fold(row: dict[str, Any]) -> int:
     return int(hashlib.sha1(row["id"].encode()).hexdigest(), 16) % FOLDS
 
 
-def held_out_thresholds(dev: list[dict[str, Any]], group: Callable[[dict[str, Any]], Any]) -> dict[str, Any]:
-    """Each group of dev lines scored by a model fitted on the other groups; the (threshold,
-    near_threshold) pair with the most attack lines removed while at most MAX_BENIGN_LOSS of benign
-    lines lose a sentence, pooled over the groups (ties go to the higher thresholds)."""
+def negative_samples(sentences: tuple[str, ...]) -> list[tuple[dict[int, float], int]]:
+    """Real benign sentences (eval/injection_real_negatives.py) as samples of every fit."""
+    return [(features(s), 0) for s in sentences]
+
+
+def held_out_thresholds(
+    dev: list[dict[str, Any]], group: Callable[[dict[str, Any]], Any], negatives: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """Each group of dev lines scored by a model fitted on the other groups (and on ``negatives``,
+    which never choose a threshold); the (threshold, near_threshold) pair with the most attack lines
+    removed while at most MAX_BENIGN_LOSS of benign lines lose a sentence, pooled over the groups
+    (ties go to the higher thresholds)."""
     groups = sorted({group(r) for r in dev})
     rows = {g: [r for r in dev if group(r) == g] for g in groups}
-    models = {g: fit(samples([r for r in dev if group(r) != g])) for g in groups}
+    extra = negative_samples(negatives)
+    models = {g: fit(samples([r for r in dev if group(r) != g]) + extra) for g in groups}
     best: dict[str, Any] | None = None
     for t in THRESHOLDS:
         for near in [x for x in THRESHOLDS if x <= t]:
@@ -166,22 +175,25 @@ def held_out_thresholds(dev: list[dict[str, Any]], group: Callable[[dict[str, An
     return best
 
 
-def choose_thresholds(dev: list[dict[str, Any]]) -> tuple[float, float, dict[str, Any]]:
+def choose_thresholds(
+    dev: list[dict[str, Any]], negatives: tuple[str, ...] = ()
+) -> tuple[float, float, dict[str, Any]]:
     """The (threshold, near_threshold) pair picked on out-of-fold dev predictions (5 folds)."""
-    best = held_out_thresholds(dev, _fold)
+    best = held_out_thresholds(dev, _fold, negatives)
     counts = {k: best[k] for k in ("attacks_removed", "attack_lines", "benign_removed", "benign_lines")}
     return best["threshold"], best["near_threshold"], counts
 
 
-def train(path: Path = DATA, out: Path = WEIGHTS_PATH) -> dict[str, Any]:
+def train(path: Path = DATA, out: Path = WEIGHTS_PATH, negatives: tuple[str, ...] = ()) -> dict[str, Any]:
     rows = load(path)
     dev = [r for r in rows if r["split"] == "dev"]
-    threshold, near, cv = choose_thresholds(dev)
-    bias, weights = fit(samples(dev))
+    threshold, near, cv = choose_thresholds(dev, negatives)
+    bias, weights = fit(samples(dev) + negative_samples(negatives))
     kept = {str(i): round(v, 4) for i, v in sorted(weights.items()) if abs(v) >= 5e-4}
     payload = {
         "model": "logistic regression: hashed word 1-2-grams, char 3-5-grams, cue features (app/pipeline/injection.py)",
-        "trained_on": f"{path.relative_to(Path(__file__).resolve().parent.parent)} split=dev ({len(dev)} lines)",
+        "trained_on": f"{path.relative_to(Path(__file__).resolve().parent.parent)} split=dev ({len(dev)} lines)"
+        + (f" + {len(negatives)} real benign sentences (eval/injection_real_negatives.py)" if negatives else ""),
         "trained_at": datetime.now(UTC).strftime("%Y-%m-%d"),
         "hyper": {"l2": L2, "epochs": EPOCHS, "learning_rate": LEARNING_RATE, "seed": SEED, "folds": FOLDS},
         "dev_cross_validated": cv,
@@ -269,6 +281,9 @@ def main() -> None:
         "--unseen", metavar="FILE", help="figures on a labelled batch no model was fitted on; write nothing"
     )
     ap.add_argument("--by-language", action="store_true", help="with --unseen: the counts per language too")
+    ap.add_argument(
+        "--real-negatives", action="store_true", help="fit on real benign sentences too (eval/injection_real_negatives)"
+    )
     args = ap.parse_args()
     if args.unseen:
         # A new author's batch before it joins dev (eval/labelled/pending/): counts only, no lines.
@@ -320,7 +335,12 @@ def main() -> None:
             for text in m["removed_benign"]:
                 print(f"  removed benign: {text}")
         return
-    payload = train(Path(args.data), Path(args.out))
+    negatives: tuple[str, ...] = ()
+    if args.real_negatives:
+        from eval.injection_real_negatives import english_sentences
+
+        negatives = english_sentences()
+    payload = train(Path(args.data), Path(args.out), negatives)
     print(
         f"threshold {payload['threshold']}, near {payload['near_threshold']}, {len(payload['weights'])} weights;"
         f" dev cross-validated: {payload['dev_cross_validated']}"

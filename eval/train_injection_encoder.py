@@ -242,12 +242,15 @@ def by_author(out: Path, layers: int, epochs: int) -> None:
     out.write_text(json.dumps(scored))
 
 
-def export(out: Path, layers: int, epochs: int, verdicts: dict[str, float]) -> None:
+def export(
+    out: Path, layers: int, epochs: int, verdicts: dict[str, float], negatives: tuple[str, ...] = ()
+) -> None:
     import numpy as np
 
     dev = [r for r in load(DATA) if r["split"] == "dev"]
     trainer = Trainer(layers)
-    params, head = trainer.fit(texts_of(dev), epochs)
+    # Real benign sentences (eval/injection_real_negatives.py), when given, are benign samples too.
+    params, head = trainer.fit(texts_of(dev) + [(s, 0) for s in negatives], epochs)
     params = [{k: v.half().float() for k, v in p.items()} for p in params]  # as shipped: float16
     arrays = {
         f"layer{trainer.trained_from + i}.{k}": v.numpy().astype(np.float16)
@@ -289,6 +292,9 @@ def main() -> None:
     for name in ("lexical-threshold", "gate", "lexical-weight", "threshold"):
         ap.add_argument(f"--{name}", type=float)
     ap.add_argument("--verdicts-only", action="store_true", help="keep the file's weights, set only the four values")
+    ap.add_argument(
+        "--real-negatives", action="store_true", help="fit on real benign sentences too (eval/injection_real_negatives)"
+    )
     args = ap.parse_args()
     if args.by_author:
         by_author(args.by_author, args.layers, args.epochs)
@@ -299,7 +305,12 @@ def main() -> None:
     if args.verdicts_only:
         set_verdicts(args.out, verdicts)
         return
-    export(args.out, args.layers, args.epochs, verdicts)
+    negatives: tuple[str, ...] = ()
+    if args.real_negatives:
+        from eval.injection_real_negatives import english_sentences
+
+        negatives = english_sentences()
+    export(args.out, args.layers, args.epochs, verdicts, negatives)
 
 
 if __name__ == "__main__":
