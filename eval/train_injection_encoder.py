@@ -242,9 +242,7 @@ def by_author(out: Path, layers: int, epochs: int) -> None:
     out.write_text(json.dumps(scored))
 
 
-def export(
-    out: Path, layers: int, epochs: int, verdicts: dict[str, float], negatives: tuple[str, ...] = ()
-) -> None:
+def export(out: Path, layers: int, epochs: int, verdicts: dict[str, float], negatives: tuple[str, ...] = ()) -> None:
     import numpy as np
 
     dev = [r for r in load(DATA) if r["split"] == "dev"]
