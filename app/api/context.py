@@ -17,7 +17,6 @@ async def serve_context(req: ContextRequest, state: ServiceState, request_id: st
         exclude_domains=req.exclude_domains,
         freshness_days=req.freshness_days,
         max_fetches=req.depth,
-        max_evidence=30,
         token_budget=req.token_budget,
         cache=req.cache,
     )

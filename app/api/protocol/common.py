@@ -53,11 +53,11 @@ class GroundingOptions(BaseModel):
     max_evidence: int | None = Field(
         None,
         ge=1,
-        le=30,
-        description="Most evidence spans shown to the composer (1-30); the token budget packs them. Default 20.",
+        le=50,
+        description="Most evidence spans shown to the composer (1-50); the token budget packs them. Default 40.",
     )
     token_budget: int | None = Field(
-        None, ge=256, le=32000, description="Token budget of the evidence block (256-32000). Default 3000."
+        None, ge=256, le=32000, description="Token budget of the evidence block (256-32000). Default 5000."
     )
     min_sources: int | None = Field(
         None, ge=1, le=10, description="Independent registrable domains required (1-10). Default 2."
