@@ -34,6 +34,7 @@ CASES = [
     ({"model": "x", "messages": GOOD, "grounding": {"verification": "maybe"}}, "grounding.verification"),
     ({"model": "x", "messages": GOOD, "grounding": {"bogus": 1}}, "grounding.bogus"),
     ({"model": "x", "messages": GOOD, "grounding": {"token_budget": 10}}, "grounding.token_budget"),
+    ({"model": "x", "messages": GOOD, "grounding": {"max_evidence": 51}}, "grounding.max_evidence"),
     ({"model": "x", "messages": [{"role": "tool", "content": "x"}, *GOOD]}, "messages[0].role"),
 ]
 
