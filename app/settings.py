@@ -156,7 +156,7 @@ class Settings(BaseSettings):
     default_max_results: int = 8
     default_max_fetches: int = 6
     # A ceiling: evidence is packed by the token budget. At 30 the ceiling, not the budget, ended the
-    # docs corpus's evidence (short passages; docs/EVALUATION.md, "The span ceiling").
+    # docs corpus's evidence (short passages; docs/EVALUATION.md, "120 more docs-corpus questions").
     default_max_evidence: int = 40
     default_token_budget: int = 5000
     default_min_sources: int = 2

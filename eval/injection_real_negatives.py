@@ -47,6 +47,11 @@ def english_sentences() -> tuple[str, ...]:
     return tuple(out)
 
 
+def when(flag: bool) -> tuple[str, ...]:
+    """The sentences when a trainer's --real-negatives is set, else none."""
+    return english_sentences() if flag else ()
+
+
 def main() -> None:
     found = english_sentences()
     print(f"{len(found)} real English sentences")

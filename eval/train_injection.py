@@ -39,6 +39,7 @@ from typing import Any
 
 from app.language.text import split_sentences
 from app.pipeline.injection import WEIGHTS_PATH, InjectionModel, features, strip_instructions
+from eval import injection_real_negatives
 
 DATA = Path(__file__).resolve().parent / "labelled" / "injection.jsonl"
 L2 = 1e-4
@@ -335,11 +336,7 @@ def main() -> None:
             for text in m["removed_benign"]:
                 print(f"  removed benign: {text}")
         return
-    negatives: tuple[str, ...] = ()
-    if args.real_negatives:
-        from eval.injection_real_negatives import english_sentences
-
-        negatives = english_sentences()
+    negatives = injection_real_negatives.when(args.real_negatives)
     payload = train(Path(args.data), Path(args.out), negatives)
     print(
         f"threshold {payload['threshold']}, near {payload['near_threshold']}, {len(payload['weights'])} weights;"

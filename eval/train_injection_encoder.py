@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from app.language.text import split_sentences
+from eval import injection_real_negatives
 from eval.train_injection import DATA, author, load
 
 OUT = Path(__file__).resolve().parent.parent / "app" / "pipeline" / "injection_encoder.npz"
@@ -303,11 +304,7 @@ def main() -> None:
     if args.verdicts_only:
         set_verdicts(args.out, verdicts)
         return
-    negatives: tuple[str, ...] = ()
-    if args.real_negatives:
-        from eval.injection_real_negatives import english_sentences
-
-        negatives = english_sentences()
+    negatives = injection_real_negatives.when(args.real_negatives)
     export(args.out, args.layers, args.epochs, verdicts, negatives)
 
 

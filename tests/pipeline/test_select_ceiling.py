@@ -1,5 +1,5 @@
 """The evidence span ceiling (GA_DEFAULT_MAX_EVIDENCE) is a ceiling: on reference pages of short entries
-the token budget, not a span count of 30, decides how much the composer sees (docs/EVALUATION.md,
+a span count of 30 no longer ends the evidence while the token budget has room (docs/EVALUATION.md,
 "120 more docs-corpus questions")."""
 
 from dataclasses import replace
