@@ -2,6 +2,7 @@
 
     python -m eval.train_passages --save /tmp/sel.pkl     # records the dev split's selections (once)
     python bench/evidence_budget.py /tmp/sel.pkl [--primary-pages]
+    python bench/evidence_budget.py --record eval/labelled/questions/docs*.jsonl   # record in this process
 
 For each (token budget, span ceiling, per-page cap) the recorded selections are replayed with the
 hand-set scorer: the share of answerable dev cases whose evidence holds a gold answer, the median
@@ -26,9 +27,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from app.language.question import analyse  # noqa: E402
 from app.pipeline import select  # noqa: E402
 from app.pipeline.answerability import build_scorer  # noqa: E402
-from eval.train_passages import load_records  # noqa: E402
+from eval.train_passages import collect, load_records  # noqa: E402
 
-SETTINGS = [(3000, 20, 8), (3000, 30, 12), (4000, 30, 12), (5000, 30, 12), (5000, 30, 16), (8000, 30, 30)]
+SETTINGS = [
+    (3000, 20, 8),
+    (3000, 30, 12),
+    (4000, 30, 12),
+    (5000, 30, 12),
+    (5000, 30, 16),
+    (8000, 30, 30),
+    (5000, 40, 12),
+    (5000, 50, 16),
+    (5000, 60, 20),
+]
 PASSES = 3
 
 
@@ -40,21 +51,27 @@ def replay(records, budget: int, ceiling: int, cap: int, *, assess: bool = False
         docs, question, freshness_days, ctx = r.args
         ctx = copy.copy(ctx)
         ctx.options = dataclasses.replace(ctx.options, token_budget=budget, max_evidence=ceiling)
-        sel = select.select_evidence(docs, question, freshness_days, ctx, per_doc_cap=cap)
+        # The request's own options as recorded (the reranker among them), the per-page cap swept.
+        sel = select.select_evidence(docs, question, freshness_days, ctx, **{**r.kwargs, "per_doc_cap": cap})
         if assess:
             scorer.assess(analyse(question), sel.evidence, date.today())
         hits += any(g in e.text.lower() for g in r.golds for e in sel.evidence)
         tokens.append(sel.prompt_tokens)
     ms = (time.process_time() - t0) * 1000 / max(1, len(records))
-    return hits / max(1, len(records)), statistics.median(tokens), ms
+    return hits / max(1, len(records)), statistics.median(tokens) if tokens else 0, ms
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("records", type=Path)
-    ap.add_argument("--primary-pages", action="store_true", help="also sweep PRIMARY_DOCS_PER_DOMAIN at 5000/30/12")
+    ap.add_argument("records", type=Path, nargs="?", help="selections saved by eval.train_passages --save")
+    ap.add_argument(
+        "--record", nargs="+", metavar="CASES", help="instead: run these case files' dev split and record here"
+    )
+    ap.add_argument("--primary-pages", action="store_true", help="also sweep PRIMARY_DOCS_PER_DOMAIN at 5000/40/12")
     args = ap.parse_args()
-    records = load_records(args.records)
+    if bool(args.records) == bool(args.record):
+        ap.error("give a records file or --record CASES, one of the two")
+    records = collect(args.record, "dev") if args.record else load_records(args.records)
     groups = {
         "news": [r for r in records if r.case_id.startswith("news")],
         "docs": [r for r in records if r.case_id.startswith("docs")],
@@ -72,7 +89,7 @@ def main() -> None:
         shipped = select.PRIMARY_DOCS_PER_DOMAIN
         for n in (2, 3, 4, 5, 6):
             select.PRIMARY_DOCS_PER_DOMAIN = n
-            print(f"pages per primary domain {n}: gold in evidence {replay(records, 5000, 30, 12)[0]:.3f}")
+            print(f"pages per primary domain {n}: gold in evidence {replay(records, 5000, 40, 12)[0]:.3f}")
         select.PRIMARY_DOCS_PER_DOMAIN = shipped
 
 
