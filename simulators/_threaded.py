@@ -48,7 +48,7 @@ class ThreadedUvicorn:
         lifespan: str = "off",
         graceful_timeout_s: int = 1,
         name: str = "test-server",
-        start_timeout_s: float = 15.0,
+        start_timeout_s: float = 60.0,  # a service's warm-up on two cores another job is using took over 15 s
         http: str = "httptools",
         loop: str = "asyncio",
     ):
