@@ -182,17 +182,17 @@ def synthetic_pairs(paths: list[str]) -> list[tuple[tuple[str, str], float]]:
     return pairs
 
 
-_SYNTHETIC: dict[str, Any] = {}
-
-
-def cross_validate(name: str, cases: list[dict[str, Any]], top: int, synthetic: list[str] | None = None) -> None:
+def cross_validate(
+    name: str,
+    cases: list[dict[str, Any]],
+    top: int,
+    written: list[tuple[tuple[str, str], float]] | None = None,
+    written_reader: CrossReader | None = None,
+) -> None:
+    """``written``: the synthetic pairs (synth+dev adds them to each fold's); ``written_reader``: the
+    reader trained on them alone, shared by synth and synth-only (the same for every fold)."""
     import numpy as np
 
-    if name.startswith("synth") and not synthetic:
-        raise SystemExit(f"{name} needs --synthetic FILE ...")
-    if name in ("synth", "synth-only") and "reader" not in _SYNTHETIC:
-        _SYNTHETIC["reader"] = CrossReader()
-        _SYNTHETIC["reader"].fit(synthetic_pairs(synthetic or []))
     parts = folds(cases)
     scored = []
     for i, held in enumerate(parts):
@@ -224,13 +224,14 @@ def cross_validate(name: str, cases: list[dict[str, Any]], top: int, synthetic: 
         w = fit_logistic(np.vstack([c["x"] for c in train]), np.concatenate([c["y"] for c in train]))
         if name in ("cross", "synth+dev"):
             reader = CrossReader()
-            pairs = synthetic_pairs(synthetic or []) if name == "synth+dev" else []
+            pairs = list(written or []) if name == "synth+dev" else []
             for c in train:
                 best = np.argsort(-logits(w, c["x"]))[:top]
                 pairs += [((c["question"], c["sentences"][k]), float(c["y"][k])) for k in best]
             reader.fit(pairs)
         elif name in ("synth", "synth-only"):
-            reader = _SYNTHETIC["reader"]
+            assert written_reader is not None, "main trains it for these readers"
+            reader = written_reader
         for c in held:
             z = logits(w, c["x"])
             if name in ("cross", "synth", "synth-only", "synth+dev"):
@@ -298,10 +299,18 @@ def main() -> None:
         collect()
     if "embed-e5" in args.readers:
         embed_e5()
+    synth = [name for name in args.readers if name.startswith("synth")]
+    if synth and not args.synthetic:
+        ap.error(f"{', '.join(synth)} need --synthetic FILE ...")
+    written = synthetic_pairs(args.synthetic) if synth else []
+    written_reader = None
+    if {"synth", "synth-only"} & set(synth):
+        written_reader = CrossReader()
+        written_reader.fit(written)
     cases = load() if set(args.readers) - {"collect", "embed-e5"} else []
     for name in args.readers:
         if name not in ("collect", "embed-e5"):
-            cross_validate(name, cases, args.top, args.synthetic)
+            cross_validate(name, cases, args.top, written, written_reader)
 
 
 if __name__ == "__main__":
