@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from app.language.text import STOP_WORDS, YEAR, terms
+from app.language.text import STOP_WORDS, YEAR, split_sentences, terms
 from app.language.time import TimeClass, time_class
 
 
@@ -62,7 +62,7 @@ _ORDER: list[tuple[AskedKind, re.Pattern]] = [
     (
         AskedKind.how_to,
         re.compile(
-            r"^\s*(?:how\s+(?:do|can|could|should|would|to)\b|what(?:'s| is) the (?:best |right |easiest )?way to\b"
+            r"^\s*(?:how\s+(?:do|can|could|should|would|to)\b|what(?:'s| is) the (?:[\w-]+ )?way\b"
             r"|is there a way to\b|can i\b)",
             re.I,
         ),
@@ -133,7 +133,13 @@ _ORDER: list[tuple[AskedKind, re.Pattern]] = [
             re.I,
         ),
     ),
-    (AskedKind.reason, re.compile(r"^\s*why\b|\bwhat (?:caused|causes|led to)\b|\bfor what reason\b", re.I)),
+    (
+        AskedKind.reason,
+        re.compile(
+            r"^\s*why\b|\bwhat (?:caused|causes|led to)\b|\bfor what reason\b|^\s*what(?:'s| is| was) the reason",
+            re.I,
+        ),
+    ),
     (AskedKind.yes_no, re.compile(rf"^\s*{_AUX}\b", re.I)),
 ]
 _DEFINITION = re.compile(
@@ -141,6 +147,8 @@ _DEFINITION = re.compile(
     r"(?:\s+(?:do|does|mean|for|used for))?\s*\??\s*$|^\s*(?:define|explain)\s+(.+?)\s*\??\s*$",
     re.I,
 )
+# "What do I need to call?" asks what to do, not what something is.
+_ASKS_WHAT_TO_DO = re.compile(r"^\s*what\s+(?:do|does|should|can)\s+(?:i|you|we|one)\b", re.I)
 _ATTRIBUTE = re.compile(
     r"^\s*(?:what|which)(?:'s| is| was| are| were)\s+(?:the|its|their|his|her)\s+(?:current\s+|new\s+|latest\s+|"
     r"top\s+|total\s+|official\s+|main\s+)?([\w -]+?)\s+(?:of|on|for|in|at|from|behind)\s+\S",
@@ -211,7 +219,7 @@ def asked_kind(question: str) -> AskedKind:
             return kind
     if _ATTRIBUTE.match(question) or _FOLLOW_ATTRIBUTE.match(question):
         return AskedKind.attribute
-    if _DEFINITION.match(question):
+    if _DEFINITION.match(question) and not _ASKS_WHAT_TO_DO.match(question):
         return AskedKind.definition
     return AskedKind.other
 
@@ -237,7 +245,7 @@ def _subject(question: str, kind: AskedKind) -> tuple[str, ...]:
             terms(
                 re.sub(
                     r"^\s*(?:how\s+(?:do|can|could|should|would)\s+(?:i|you|we|one)|how to|what(?:'s| is) the "
-                    r"(?:best |right |easiest )?way to|is there a way to|can i)\b",
+                    r"(?:[\w-]+ )?way (?:to|for)|is there a way to|can i)\b",
                     "",
                     question,
                     flags=re.I,
@@ -268,9 +276,32 @@ def _focus(question: str, kind: AskedKind) -> tuple[str, ...]:
     return ()
 
 
+# A sentence that asks: ends with "?" and opens with a question word or an inverted auxiliary.
+_INTERROGATIVE = re.compile(
+    r"^(?:what|what's|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|can|could|"
+    r"should|would|will|has|have|had|may|might|must|shall|isn't|aren't|doesn't|don't|didn't|can't)\b",
+    re.I,
+)
+
+
+def asking_sentence(question: str) -> str:
+    """The sentence of a question that asks. People set the scene first ("My logger.debug() calls print
+    nothing. How do I make them show up?"), and the scene's words ("When my handler is cancelled …",
+    a copied file's "permissions") are not what is asked. The last interrogative sentence, when the
+    text has several; else the whole text (a "?" after an abbreviation or a quote ends no question)."""
+    sentences = split_sentences(question)
+    if len(sentences) < 2:
+        return question
+    asking = [s for s in sentences if s.rstrip().endswith("?") and _INTERROGATIVE.match(s.lstrip())]
+    return asking[-1] if asking else question
+
+
 @lru_cache(maxsize=4096)
 def analyse(question: str) -> QuestionAnalysis:
-    kind = asked_kind(question)
+    # What is asked (kind, subject, focus, dimension) comes from the asking sentence; the words,
+    # anchors and time of the whole text (the scene names the things the answer is about).
+    asking = asking_sentence(question)
+    kind = asked_kind(asking)
     # "How do I get the current time in UTC?" asks for a recipe, which does not age like a fact.
     time = TimeClass.stable if kind is AskedKind.how_to else time_class(question)
     return QuestionAnalysis(
@@ -278,11 +309,11 @@ def analyse(question: str) -> QuestionAnalysis:
         kind=kind,
         terms=tuple(terms(question)),
         anchors=tuple(anchors_of(question)),
-        subject=_subject(question, kind),
-        focus=_focus(question, kind),
+        subject=_subject(asking, kind),
+        focus=_focus(asking, kind),
         time=time,
-        compound=bool(_COMPOUND.search(question)),
-        dimensions=_dimensions(question) if kind is AskedKind.measure else frozenset(),
+        compound=bool(_COMPOUND.search(asking)),
+        dimensions=_dimensions(asking) if kind is AskedKind.measure else frozenset(),
     )
 
 

@@ -39,6 +39,17 @@ from app.language.time import TimeClass, default_window, time_class
         ("Is the museum open on Mondays?", AskedKind.yes_no),
         ("Has a release date been announced for the next film?", AskedKind.yes_no),
         ("How much of its surface is covered by dunes?", AskedKind.measure),
+        ("What's the cleanest way to retry a request?", AskedKind.how_to),
+        ("What's the reasoning behind that rule?", AskedKind.reason),
+        ("What do I need to call after inserting rows?", AskedKind.other),
+        # The scene comes first; the asking sentence says what is asked.
+        ("When my handler is cancelled the save still has to finish. How do I protect it?", AskedKind.how_to),
+        ("The copy lost its permissions and its price tag. Which function keeps them?", AskedKind.other),
+        ("My script hangs when the program never ends. How do I stop waiting?", AskedKind.how_to),
+        ("I wrote def add(item, bucket=[]) and the list keeps growing. Why?", AskedKind.reason),
+        # A "?" after an abbreviation or a quote does not end the question.
+        ("When is the sentencing of the man who threatened Rep. Ilhan Omar?", AskedKind.date),
+        ("What was the budget of the 'Meth. We're on it.' campaign?", AskedKind.price),
     ],
 )
 def test_asked_kind(question, kind):
@@ -51,6 +62,10 @@ def test_subject_and_focus():
     assert analyse("How many employees does Greywater have?").focus == ("employ",)  # stemmed as passages are
     assert "speed" in analyse("What is the top speed of the Vanta S3 scooter?").focus
     assert "subprocess" in analyse("How do I run a subprocess and capture its output?").subject
+    # A scene before the question: the subject is the asking sentence's, the terms are the whole text's.
+    scened = analyse("My REPL still runs the old module code. How do I reload the module?")
+    assert set(scened.subject) == {"reload", "modul"}
+    assert "repl" in scened.terms
 
 
 def test_anchors_keep_names_versions_and_years():

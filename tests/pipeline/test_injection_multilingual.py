@@ -28,8 +28,9 @@ def test_engine_gives_the_trainers_logits(reader):
     got = reader.logits(texts)
     # Not bit-exact across CPUs: the trainer embedded on an AMD EPYC, and on an Intel Xeon the same
     # wheel's engine (int8 activations quantised from float32, OpenMP) gives logits up to 0.027 away
-    # (2026-12-05). A wrong model, head or input form moves them by whole units.
-    assert max(abs(a - b) for a, b in zip(got, logits)) < 0.05, (got, logits)
+    # (2026-12-05), and on another Xeon ("Intel(R) Xeon(R) Processor", 2026-12-07) up to 0.063. A wrong
+    # model, head or input form moves them by whole units.
+    assert max(abs(a - b) for a, b in zip(got, logits)) < 0.2, (got, logits)
 
 
 def test_reader_removes_what_the_lexical_model_half_suspects(reader):
