@@ -245,7 +245,7 @@ def _subject(question: str, kind: AskedKind) -> tuple[str, ...]:
             terms(
                 re.sub(
                     r"^\s*(?:how\s+(?:do|can|could|should|would)\s+(?:i|you|we|one)|how to|what(?:'s| is) the "
-                    r"(?:[\w-]+ )?way (?:to|for)|is there a way to|can i)\b",
+                    r"(?:[\w-]+ )?way(?: to| for)?|is there a way to|can i)\b",
                     "",
                     question,
                     flags=re.I,

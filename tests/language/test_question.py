@@ -66,6 +66,9 @@ def test_subject_and_focus():
     scened = analyse("My REPL still runs the old module code. How do I reload the module?")
     assert set(scened.subject) == {"reload", "modul"}
     assert "repl" in scened.terms
+    # Whatever "What's the X way" is a how-to for, the same words are stripped from its subject.
+    assert analyse("What's the cleanest way on 3.11?").subject == ("3.11",)
+    assert analyse("What's the best way to read a TOML file?").subject == ("read", "toml", "file")
 
 
 def test_anchors_keep_names_versions_and_years():
