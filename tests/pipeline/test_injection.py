@@ -37,7 +37,8 @@ TARGET_BENIGN_REMOVED = 0.02  # issue 12
 # openly on 2026-12-07: the refit with batches 24 and 26-31 in dev (its CV threshold 0.85, 0.80 in the
 # unshipped refit before) removes 133/168 alone (0.792); the service runs it with the readers, which
 # remove 151/168 (tests/pipeline/test_injection_encoder.py), and that pair is what the rule judged.
-FLOOR_ATTACKS_REMOVED = 0.79
+# Raised again on 2026-12-07 (stop 49) with batches 32 and 33 in dev: 135/168 alone (0.804).
+FLOOR_ATTACKS_REMOVED = 0.80
 
 
 def _split(name: str) -> list[dict]:

@@ -25,8 +25,9 @@ TARGET_BENIGN_REMOVED = 0.02  # issue 12
 # 153 before) and 68/150 of an unseen low-resource batch instead of 36 (docs/SECURITY.md).
 # Lowered openly again on 2026-12-06 (second morning refit, batches 22, 23 and 25 in dev): 149/168
 # (0.887; 151 before), 78/150 of unseen batch 24's languages instead of 28 (docs/SECURITY.md).
-# Raised on 2026-12-07 with the refit of batches 24 and 26-31 in dev: 151/168 (0.899).
-FLOOR_ATTACKS_REMOVED = 0.89  # 0.899 measured on 2026-12-07 (0.887 before, 0.792 lexical alone)
+# Raised on 2026-12-07 with the refit of batches 24 and 26-31 in dev: 151/168 (0.899), and again with
+# batches 32 and 33 in dev (stop 49): 154/168 (0.917).
+FLOOR_ATTACKS_REMOVED = 0.91  # 0.917 measured on 2026-12-07 stop 49 (0.899 before, 0.804 lexical alone)
 
 
 @pytest.fixture(scope="module")
