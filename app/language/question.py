@@ -278,8 +278,7 @@ def _focus(question: str, kind: AskedKind) -> tuple[str, ...]:
 
 # A sentence that asks: ends with "?" and opens with a question word or an inverted auxiliary.
 _INTERROGATIVE = re.compile(
-    r"^(?:what|what's|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|can|could|"
-    r"should|would|will|has|have|had|may|might|must|shall|isn't|aren't|doesn't|don't|didn't|can't)\b",
+    rf"^(?:what|what's|which|who|whom|whose|when|where|why|how|{_AUX}|isn't|aren't|doesn't|don't|didn't|can't)\b",
     re.I,
 )
 
