@@ -58,12 +58,14 @@ _MASS = re.compile(
     r"electricity|rain|snow|land|oil|gas|sleep)\b",
     re.I,
 )
+# How-to leads, shared by the kind pattern and the subject's strip so the two cannot drift apart.
+_THE_WAY = r"what(?:'s| is) the (?:[\w-]+ )?way"
+_OTHER_HOW_TO = r"(?:is there a way to|can i)"
 _ORDER: list[tuple[AskedKind, re.Pattern]] = [
     (
         AskedKind.how_to,
         re.compile(
-            r"^\s*(?:how\s+(?:do|can|could|should|would|to)\b|what(?:'s| is) the (?:[\w-]+ )?way\b"
-            r"|is there a way to\b|can i\b)",
+            rf"^\s*(?:how\s+(?:do|can|could|should|would|to)\b|{_THE_WAY}\b|{_OTHER_HOW_TO}\b)",
             re.I,
         ),
     ),
@@ -244,8 +246,8 @@ def _subject(question: str, kind: AskedKind) -> tuple[str, ...]:
         return tuple(
             terms(
                 re.sub(
-                    r"^\s*(?:how\s+(?:do|can|could|should|would)\s+(?:i|you|we|one)|how to|what(?:'s| is) the "
-                    r"(?:[\w-]+ )?way(?: to| for)?|is there a way to|can i)\b",
+                    rf"^\s*(?:how\s+(?:do|can|could|should|would)\s+(?:i|you|we|one)|how to"
+                    rf"|{_THE_WAY}(?: to| for)?|{_OTHER_HOW_TO})\b",
                     "",
                     question,
                     flags=re.I,
