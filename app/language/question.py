@@ -59,13 +59,14 @@ _MASS = re.compile(
     re.I,
 )
 # How-to leads, shared by the kind pattern and the subject's strip so the two cannot drift apart.
+_HOW_MODAL = r"how\s+(?:do|can|could|should|would)"
 _THE_WAY = r"what(?:'s| is) the (?:[\w-]+ )?way"
 _OTHER_HOW_TO = r"(?:is there a way to|can i)"
 _ORDER: list[tuple[AskedKind, re.Pattern]] = [
     (
         AskedKind.how_to,
         re.compile(
-            rf"^\s*(?:how\s+(?:do|can|could|should|would|to)\b|{_THE_WAY}\b|{_OTHER_HOW_TO}\b)",
+            rf"^\s*(?:{_HOW_MODAL}\b|how\s+to\b|{_THE_WAY}\b|{_OTHER_HOW_TO}\b)",
             re.I,
         ),
     ),
@@ -246,7 +247,7 @@ def _subject(question: str, kind: AskedKind) -> tuple[str, ...]:
         return tuple(
             terms(
                 re.sub(
-                    rf"^\s*(?:how\s+(?:do|can|could|should|would)\s+(?:i|you|we|one)|how to"
+                    rf"^\s*(?:{_HOW_MODAL}\s+(?:i|you|we|one)|how to"
                     rf"|{_THE_WAY}(?: to| for)?|{_OTHER_HOW_TO})\b",
                     "",
                     question,
