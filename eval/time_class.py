@@ -1,0 +1,89 @@
+"""Time sensitivity measured: app.language.time's class of each labelled question against its label.
+
+    python -m eval.time_class                 # test split first, then dev
+    python -m eval.time_class --errors dev    # the dev split's misclassified questions (tuning reads dev only)
+
+Data: eval/labelled/time.jsonl, one question a line, {"id", "question", "time", "note", "split"}, the
+class a careful editor would give it (live ~30 days, news ~3 months, dated ~2 years, stable: reference;
+app/language/time.py's windows). Written by helpers who saw neither the code nor the other files;
+split once by a hash of the id (`python -m eval.split`) before the classifier was first run on them.
+
+An error has a direction, and the two cost differently: a class *staler* than the label (a wider window)
+can cite an outdated price as current, a confidently wrong answer; a *fresher* one (a narrower window)
+refuses reference pages as stale, a false abstention.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from pathlib import Path
+
+from app.language.question import analyse
+from app.language.time import WINDOW_DAYS, TimeClass
+
+LABELLED = Path(__file__).resolve().parent / "labelled" / "time.jsonl"
+ORDER = (TimeClass.live, TimeClass.news, TimeClass.dated, TimeClass.stable)
+
+
+def load(split: str) -> list[dict]:
+    rows = [json.loads(line) for line in LABELLED.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [r for r in rows if r["split"] == split]
+
+
+def score(rows: list[dict]) -> dict:
+    """Accuracy, errors by direction and the confusion (label → predicted) over `rows`."""
+    confusion: Counter[tuple[str, str]] = Counter()
+    staler = fresher = 0
+    errors = []
+    for r in rows:
+        gold, got = TimeClass(r["time"]), analyse(r["question"]).time
+        confusion[(gold.value, got.value)] += 1
+        if got is not gold:
+            errors.append((r["id"], gold.value, got.value, r["question"]))
+            if WINDOW_DAYS[got] > WINDOW_DAYS[gold]:
+                staler += 1
+            else:
+                fresher += 1
+    n = len(rows)
+    return {
+        "questions": n,
+        "accuracy": round(sum(confusion[(c.value, c.value)] for c in ORDER) / n, 3) if n else None,
+        "staler_than_label": staler,
+        "fresher_than_label": fresher,
+        "confusion": {f"{g}->{p}": k for (g, p), k in sorted(confusion.items())},
+        "errors": errors,
+    }
+
+
+def _table(name: str, s: dict) -> str:
+    head = "label \\ predicted | " + " | ".join(c.value for c in ORDER)
+    rows = [head, "|".join(["---"] * (len(ORDER) + 1))]
+    for g in ORDER:
+        cells = [str(s["confusion"].get(f"{g.value}->{p.value}", 0)) for p in ORDER]
+        rows.append(f"{g.value} | " + " | ".join(cells))
+    return (
+        f"{name}: {s['questions']} questions, accuracy {s['accuracy']}, staler than the label "
+        f"{s['staler_than_label']} (may cite outdated values), fresher {s['fresher_than_label']} "
+        "(may refuse reference pages)\n" + "\n".join(rows)
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--errors", choices=("dev", "test"), help="list this split's misclassified questions")
+    ap.add_argument("--json", help="write both splits' figures here")
+    args = ap.parse_args()
+    out = {split: score(load(split)) for split in ("test", "dev")}
+    for split, s in out.items():
+        print(_table(split, s), end="\n\n")
+    if args.errors:
+        for qid, gold, got, q in out[args.errors]["errors"]:
+            print(f"{qid}\t{gold} -> {got}\t{q}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
