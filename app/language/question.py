@@ -304,8 +304,9 @@ def analyse(question: str) -> QuestionAnalysis:
     # anchors and time of the whole text (the scene names the things the answer is about).
     asking = asking_sentence(question)
     kind = asked_kind(asking)
-    # "How do I get the current time in UTC?" asks for a recipe, which does not age like a fact.
-    time = TimeClass.stable if kind is AskedKind.how_to else time_class(question)
+    # The fitted model reads the kind too: "How do I get the current time in UTC?" asks for a recipe,
+    # which does not age like a fact (app/language/time.py).
+    time = time_class(question, asking, kind.value)
     return QuestionAnalysis(
         text=question,
         kind=kind,

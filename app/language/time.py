@@ -1,10 +1,25 @@
 """Time sensitivity, defined once: which class of freshness a question needs, and the evidence
-window each class allows. The router, planner, gate and caches read these, never their own lists."""
+window each class allows. The router, planner, gate and caches read these, never their own lists.
+
+The class is a learned component (issue 9): a multinomial logistic regression over the question's
+words, the asking sentence's words, the asked kind, the years it names and the old keyword rules as
+features, fitted on the dev half of eval/labelled/time.jsonl (`python -m eval.train_time_class`, weights
+in time_weights.json) and measured on the test half (`python -m eval.time_class`). The keyword rules
+alone put "now" in "…and now it fails. Why?" or "exit status" in the live class (a 30-day window that
+refuses reference pages), and "is github down" or "who won the final" in the stable one (a ten-year
+window that cites old facts as current); they remain a feature and the fallback without weights."""
 
 from __future__ import annotations
 
 import enum
+import json
+import math
 import re
+from datetime import date
+from functools import lru_cache
+from pathlib import Path
+
+from app.language.text import YEAR, words
 
 
 class TimeClass(str, enum.Enum):
@@ -25,15 +40,86 @@ _LIVE = re.compile(
 _NEWS = re.compile(r"\b(news|latest|newest|recent(?:ly)?|this (?:week|month|year)|announce[sd]?)\b", re.I)
 _DATED = re.compile(r"\b(current(?:ly)?|upcoming|as of|schedule|nowadays)\b", re.I)
 
+WEIGHTS_PATH = Path(__file__).with_name("time_weights.json")
 
-def time_class(question: str) -> TimeClass:
-    if _LIVE.search(question):
+
+def keyword_class(text: str) -> TimeClass:
+    """The keyword rules: the first class whose words the text holds. A feature of the model, and the
+    class itself when no weights ship."""
+    if _LIVE.search(text):
         return TimeClass.live
-    if _NEWS.search(question):
+    if _NEWS.search(text):
         return TimeClass.news
-    if _DATED.search(question):
+    if _DATED.search(text):
         return TimeClass.dated
     return TimeClass.stable
+
+
+def features(question: str, asking: str, kind: str, today: date | None = None) -> set[str]:
+    """What the model reads: words and word pairs of the whole text ("w:", "b:"), words of the asking
+    sentence ("a:"), the asked kind ("k:"), the keyword rules on both ("r:", "ra:"), and whether a named
+    year is past, this or last year, or ahead ("y:")."""
+    toks = words(question)
+    out = {f"w:{t}" for t in toks}
+    out.update(f"b:{a} {b}" for a, b in zip(toks, toks[1:]))
+    out.update(f"a:{t}" for t in words(asking))
+    out.add(f"k:{kind}")
+    out.add(f"r:{keyword_class(question).value}")
+    out.add(f"ra:{keyword_class(asking).value}")
+    year = (today or date.today()).year
+    for y in {int(m) for m in YEAR.findall(question)}:
+        out.add("y:past" if y < year - 1 else "y:ahead" if y > year else "y:now")
+    return out
+
+
+@lru_cache(maxsize=1)
+def _model() -> (
+    tuple[tuple[TimeClass, ...], tuple[float, ...], dict[str, tuple[float, ...]], tuple[float, float]] | None
+):
+    if not WEIGHTS_PATH.is_file():
+        return None
+    raw = json.loads(WEIGHTS_PATH.read_text(encoding="utf-8"))
+    classes = tuple(TimeClass(c) for c in raw["classes"])
+    weights = {f: tuple(w) for f, w in raw["weights"].items()}
+    return classes, tuple(raw["bias"]), weights, (float(raw["override_at"]), float(raw["fresher_at"]))
+
+
+def class_probabilities(feats: set[str]) -> dict[TimeClass, float] | None:
+    """P(class) for a feature set, or None without fitted weights."""
+    model = _model()
+    if model is None:
+        return None
+    classes, bias, weights, _ = model
+    z = list(bias)
+    for f in feats:
+        w = weights.get(f)
+        if w is not None:
+            z = [a + b for a, b in zip(z, w)]
+    top = max(z)
+    e = [math.exp(v - top) for v in z]
+    s = sum(e)
+    return {c: v / s for c, v in zip(classes, e)}
+
+
+def time_class(question: str, asking: str | None = None, kind: str = "other") -> TimeClass:
+    """The question's class, from the keyword rules and the fitted model (the rules alone without
+    weights). `asking` is the sentence that asks (app/language/question.py), `kind` the asked kind's
+    value; for the rules a how-to is stable (a recipe does not age like a fact). The model's class
+    wins when it is fresher than the rules' — a class staler than the truth cites an outdated value as
+    current, a fresher one abstains — when it is fresher and P is at least `fresher_at`, and in either
+    direction at `override_at` (both chosen with the L2 strength by cross-validation on dev). A text the
+    model knows no word of ("acme widgets") gets its near-uniform prior, under both points."""
+    rules = TimeClass.stable if kind == "how_to" else keyword_class(question)
+    model = _model()
+    probs = class_probabilities(features(question, asking or question, kind))
+    if model is None or probs is None:
+        return rules
+    override_at, fresher_at = model[3]
+    best = max(probs, key=probs.__getitem__)
+    p = probs[best]
+    if p >= override_at or (p >= fresher_at and WINDOW_DAYS[best] < WINDOW_DAYS[rules]):
+        return best
+    return rules
 
 
 def default_window(cls: TimeClass, fallback: int) -> int:

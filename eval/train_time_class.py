@@ -1,0 +1,182 @@
+"""Fit the time-sensitivity model (app/language/time.py) on the dev half of eval/labelled/time.jsonl.
+
+    python -m eval.train_time_class            # 5-fold CV on dev for L2 and the override point, fit, write
+    python -m eval.train_time_class --cv-only  # the CV table only
+
+Training data: the time questions' dev half and the docs-corpus questions' dev half as stable
+(eval/time_class.py says why). Multinomial logistic regression over binary features (app.language.time.features), full-batch gradient
+descent with Adam, L2 on the weights (not the biases). The L2 strength and the probabilities at which the
+model's class replaces the rules' (in either direction; when fresher) are chosen together by 5-fold
+cross-validation on dev. Only dev is read; test figures come from
+`python -m eval.time_class`. Deterministic: folds by a hash of the id, no random state.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+from datetime import date
+
+import numpy as np
+
+from app.language.question import asked_kind, asking_sentence
+from app.language.time import WEIGHTS_PATH, WINDOW_DAYS, TimeClass, features, keyword_class
+from eval.time_class import load, load_docs
+
+CLASSES = (TimeClass.live, TimeClass.news, TimeClass.dated, TimeClass.stable)
+L2_GRID = (3e-4, 1e-3, 3e-3, 1e-2)
+# The model's class replaces the rules' at `override_at` in either direction (1.01: never), and at
+# `fresher_at` when it is fresher than the rules' (0: whenever fresher).
+OVERRIDE_GRID = (0.5, 0.6, 0.7, 0.8, 0.9, 1.01)
+FRESHER_GRID = (0.0, 0.4, 0.5, 0.6, 0.7)
+FOLDS = 5
+STEPS = 400
+LR = 0.05
+# The day the labels were written: "y:past"/"y:now" features are relative to it while fitting.
+LABELLED_ON = date(2026, 12, 7)
+
+
+def keyword_rules(question: str) -> TimeClass:
+    """The rules' class as time_class computes it (a how-to is stable)."""
+    return TimeClass.stable if asked_kind(asking_sentence(question)).value == "how_to" else keyword_class(question)
+
+
+def featurise(rows: list[dict]) -> list[set[str]]:
+    out = []
+    for r in rows:
+        q = r["question"]
+        asking = asking_sentence(q)
+        out.append(features(q, asking, asked_kind(asking).value, LABELLED_ON))
+    return out
+
+
+def fit(feats: list[set[str]], labels: list[int], l2: float) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    vocab = sorted({f for fs in feats for f in fs})
+    index = {f: i for i, f in enumerate(vocab)}
+    x = np.zeros((len(feats), len(vocab)))
+    for i, fs in enumerate(feats):
+        x[i, [index[f] for f in fs]] = 1.0
+    y = np.zeros((len(feats), len(CLASSES)))
+    y[np.arange(len(labels)), labels] = 1.0
+    w = np.zeros((len(vocab), len(CLASSES)))
+    b = np.zeros(len(CLASSES))
+    mw, vw, mb, vb = np.zeros_like(w), np.zeros_like(w), np.zeros_like(b), np.zeros_like(b)
+    for t in range(1, STEPS + 1):
+        z = x @ w + b
+        z -= z.max(axis=1, keepdims=True)
+        p = np.exp(z)
+        p /= p.sum(axis=1, keepdims=True)
+        g = (p - y) / len(feats)
+        gw, gb = x.T @ g + l2 * w, g.sum(axis=0)
+        for param, grad, m, v in ((w, gw, mw, vw), (b, gb, mb, vb)):
+            m *= 0.9
+            m += 0.1 * grad
+            v *= 0.999
+            v += 0.001 * grad * grad
+            param -= LR * (m / (1 - 0.9**t)) / (np.sqrt(v / (1 - 0.999**t)) + 1e-8)
+    return w, b, vocab
+
+
+def predict(w: np.ndarray, b: np.ndarray, vocab: list[str], feats: list[set[str]]) -> list[int]:
+    index = {f: i for i, f in enumerate(vocab)}
+    out = []
+    for fs in feats:
+        z = b + sum((w[index[f]] for f in fs if f in index), np.zeros(len(CLASSES)))
+        out.append(int(np.argmax(z)))
+    return out
+
+
+def _fold(qid: str) -> int:
+    return int(hashlib.sha1(qid.encode()).hexdigest(), 16) % FOLDS
+
+
+def out_of_fold(rows: list[dict], feats: list[set[str]], labels: list[int], l2: float) -> list[list[float]]:
+    """Each dev question's class probabilities from the model fitted on the other folds."""
+    probs: list[list[float]] = [[] for _ in rows]
+    for k in range(FOLDS):
+        train = [i for i, r in enumerate(rows) if _fold(r["id"]) != k]
+        held = [i for i, r in enumerate(rows) if _fold(r["id"]) == k]
+        w, b, vocab = fit([feats[i] for i in train], [labels[i] for i in train], l2)
+        index = {f: j for j, f in enumerate(vocab)}
+        for i in held:
+            z = b + sum((w[index[f]] for f in feats[i] if f in index), np.zeros(len(CLASSES)))
+            e = np.exp(z - z.max())
+            probs[i] = list(e / e.sum())
+    return probs
+
+
+def combined(rules: TimeClass, probs: list[float], override_at: float, fresher_at: float) -> TimeClass:
+    """app.language.time.time_class's decision, over given probabilities."""
+    model = CLASSES[int(np.argmax(probs))]
+    p = max(probs)
+    if p >= override_at or (p >= fresher_at and WINDOW_DAYS[model] < WINDOW_DAYS[rules]):
+        return model
+    return rules
+
+
+def tally(labels: list[int], predicted: list[TimeClass], l2: float, override_at: float, fresher_at: float) -> dict:
+    right = staler = fresher = 0
+    for gold, got in zip(labels, predicted):
+        if got is CLASSES[gold]:
+            right += 1
+        elif WINDOW_DAYS[got] > WINDOW_DAYS[CLASSES[gold]]:
+            staler += 1
+        else:
+            fresher += 1
+    acc = round(right / len(labels), 3)
+    return {
+        "l2": l2,
+        "override_at": override_at,
+        "fresher_at": fresher_at,
+        "accuracy": acc,
+        "staler": staler,
+        "fresher": fresher,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cv-only", action="store_true")
+    args = ap.parse_args()
+    rows = load("dev") + load_docs("dev")
+    feats = featurise(rows)
+    labels = [CLASSES.index(TimeClass(r["time"])) for r in rows]
+    rules = [keyword_rules(r["question"]) for r in rows]
+    table = []
+    for l2 in L2_GRID:
+        oof = out_of_fold(rows, feats, labels, l2)
+        for t in OVERRIDE_GRID:
+            for f in (x for x in FRESHER_GRID if x <= t):
+                table.append(tally(labels, [combined(rc, p, t, f) for rc, p in zip(rules, oof)], l2, t, f))
+                print(table[-1])
+    # Most accurate; among equals, the fewest staler errors (they cite outdated values as current).
+    best = max(table, key=lambda r: (r["accuracy"], -r["staler"]))
+    print("chosen", best)
+    if args.cv_only:
+        return
+    w, b, vocab = fit(feats, labels, best["l2"])
+    weights = {f: [round(float(v), 4) for v in w[i]] for i, f in enumerate(vocab) if np.abs(w[i]).max() >= 1e-3}
+    WEIGHTS_PATH.write_text(
+        json.dumps(
+            {
+                "classes": [c.value for c in CLASSES],
+                "bias": [round(float(v), 4) for v in b],
+                "weights": weights,
+                "l2": best["l2"],
+                "override_at": best["override_at"],
+                "fresher_at": best["fresher_at"],
+                "fitted_on": f"eval/labelled/time.jsonl dev ({len(rows)} questions)",
+                "dev_cv": best,
+            },
+            ensure_ascii=False,
+            sort_keys=True,
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    print(f"wrote {WEIGHTS_PATH} ({len(weights)} features)")
+
+
+if __name__ == "__main__":
+    main()
