@@ -17,7 +17,13 @@ from eval.web import InstalledWeb
 SUPPORT_THRESHOLD = 0.6  # harness's own lexical-support floor for a cited sentence
 _ATTRIBUTION = re.compile(r"^according to \S+ \([^)]*\),\s*", re.I)
 _NON_FACTUAL = re.compile(r"^(the evidence does not|sources disagree|here (is|are)|in summary)\b", re.I)
-_MARKER = re.compile(r"\[(\d+)\]")
+# The service's markers: a run of "[n]" after a space, before a sentence's closing punctuation
+# (app/pipeline/cite.py renders them so); code the answer quotes ("a_tuple[0]", "exc_info()[1]") is not one.
+_MARKER_RUN = re.compile(r"(?<= )((?:\[\d+\])+)(?=[.!?\"')\]]*(?:\s|$))")
+
+
+def _markers(content: str) -> list[int]:
+    return [int(n) for run in _MARKER_RUN.findall(content) for n in re.findall(r"\d+", run)]
 
 
 @dataclass
@@ -104,12 +110,12 @@ def _check_citations(body: dict, content: str) -> list[str]:
     fetched |= {s["url"] for s in g.get("sources", []) if s.get("via") == "snippet"}
     problems = [
         f"[{n}] > {len(citations)} citations"
-        for n in map(int, _MARKER.findall(content))
+        for n in _markers(content)
         if not 1 <= n <= len(citations)
     ]
     problems += [f"citation not among sources: {u}" for u in citations if u not in sources]
     problems += [f"citation never fetched: {u}" for u in citations if u not in fetched]
-    used = {int(n) for n in _MARKER.findall(content)}
+    used = set(_markers(content))
     problems += [f"citation [{i}] never referenced" for i in range(1, len(citations) + 1) if i not in used]
     for a in body["choices"][0]["message"].get("annotations") or []:
         uc = a["url_citation"]
@@ -151,7 +157,7 @@ def _coverage(content: str) -> tuple[int, int]:
         if len(plain.split()) < 4 or plain.endswith("?") or _NON_FACTUAL.match(plain):
             continue
         factual += 1
-        cited += bool(_MARKER.search(s))
+        cited += bool(_markers(s))
     return factual, cited
 
 

@@ -37,6 +37,44 @@ def expand_ref(ref: str) -> list[int]:
     return out
 
 
+_CODE_SPAN = re.compile(r"`[^`]*`")
+_S_PREFIX = re.compile(r"\[\s*S", re.I)
+# What may stand right before a bare "[1]" that cites: a number ("in 2023[1]"), closing prose punctuation,
+# or another marker's "]". Glued to a name, a call or a string ("a_tuple[0]", "f(x)[1]", "'ab'[0]") or
+# after an operator ("t[0] += [3]") it indexes or builds a list in code the model quoted.
+_BARE_AFTER_GLUED = re.compile(r"(?:(?<![\w.])[\d.,]*\d|[.,;:!?%’”]|\])$")
+_BARE_AFTER_SPACE = re.compile(r"[\w.,;:!?%)’”\]\"']$")
+
+
+def _markers(sentence: str) -> list[re.Match[str]]:
+    """The citation markers of a sentence: "[S1]" anywhere outside `code`; a bare "[1]" (a model that
+    dropped the S) only where a citation can stand, never as code's subscript or list."""
+    code = [m.span() for m in _CODE_SPAN.finditer(sentence)]
+    out = []
+    for m in _REF.finditer(sentence):
+        if any(a <= m.start() < b for a, b in code):
+            continue
+        if not _S_PREFIX.match(m.group(0)):
+            before = sentence[: m.start()]
+            stripped = before.rstrip()
+            if stripped and not (
+                _BARE_AFTER_GLUED.search(before) if stripped == before else _BARE_AFTER_SPACE.search(stripped)
+            ):
+                continue
+        out.append(m)
+    return out
+
+
+def _without(sentence: str, found: list[re.Match[str]]) -> str:
+    """The sentence with the given markers cut out."""
+    parts, pos = [], 0
+    for m in found:
+        parts.append(sentence[pos : m.start()])
+        pos = m.end()
+    parts.append(sentence[pos:])
+    return "".join(parts)
+
+
 def is_factual(sentence: str) -> bool:
     s = sentence.strip()
     if not s or s.endswith("?") or s.endswith(":") or _NON_FACTUAL.match(s):
@@ -56,8 +94,9 @@ def parse_draft(text: str, evidence: list[Evidence]) -> CitedAnswer:
             # "… released. [S1] It is faster." — a marker after the period belongs to the sentence before.
             claims[-1].span_ids.extend(_ids(lead.group(0), valid, invalid))
             sentence = sentence[lead.end() :]
-        ids = _ids(" ".join(_REF.findall(sentence)), valid, invalid)
-        clean = _REF.sub("", sentence)
+        found = _markers(sentence)
+        ids = _ids(" ".join(m.group(0) for m in found), valid, invalid)
+        clean = _without(sentence, found)
         clean = re.sub(r"\s+([.,;:!?])", r"\1", " ".join(clean.split())).strip()
         if not clean or not re.search(r"\w", clean):
             continue

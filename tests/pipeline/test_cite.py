@@ -26,6 +26,27 @@ def test_nonexistent_span_is_reported_never_kept():
     assert all("S9" not in c.span_ids for c in answer.claims)
 
 
+def test_code_subscripts_and_lists_are_not_markers():
+    # A model answering a code question quotes code: "a_tuple[0]" was read as a citation of S0, so the
+    # whole answer was withheld as citing a span that does not exist, and "x[1]" lost its index.
+    draft = (
+        "The __iadd__() call succeeds, but a_tuple[0] still cannot be assigned [S2]. "
+        "So t[0] += [3] extends the list before the error [S1]. "
+        "Use `items[1]` for the second item [S3]. Indexing 'abc'[0] or f(x)[1] works too [S4]."
+    )
+    answer = parse_draft(draft, EV)
+    assert not answer.invalid_refs
+    assert [c.span_ids for c in answer.claims] == [["S2"], ["S1"], ["S3"], ["S4"]]
+    texts = " ".join(c.text for c in answer.claims)
+    for code in ("a_tuple[0]", "t[0] += [3]", "`items[1]`", "'abc'[0]", "f(x)[1]"):
+        assert code in texts
+
+
+def test_bare_markers_where_a_citation_stands():
+    answer = parse_draft("It shipped in October 2023[1]. It is faster [2]. Done [1][4]. The default is 5.[3]", EV)
+    assert [c.span_ids for c in answer.claims] == [["S1"], ["S2"], ["S1", "S4"], ["S3"]]
+
+
 def test_urls_and_markdown_links_are_removed():
     answer = parse_draft(
         "See [the docs](https://evil.example/x) for more [S1]. Visit https://evil.example/y now [S2].", EV
