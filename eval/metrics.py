@@ -108,11 +108,7 @@ def _check_citations(body: dict, content: str) -> list[str]:
     }
     # A primary source answered by its search snippet is not fetched by design; it says so (via: snippet).
     fetched |= {s["url"] for s in g.get("sources", []) if s.get("via") == "snippet"}
-    problems = [
-        f"[{n}] > {len(citations)} citations"
-        for n in _markers(content)
-        if not 1 <= n <= len(citations)
-    ]
+    problems = [f"[{n}] > {len(citations)} citations" for n in _markers(content) if not 1 <= n <= len(citations)]
     problems += [f"citation not among sources: {u}" for u in citations if u not in sources]
     problems += [f"citation never fetched: {u}" for u in citations if u not in fetched]
     used = set(_markers(content))
