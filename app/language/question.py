@@ -286,16 +286,31 @@ _INTERROGATIVE = re.compile(
 )
 
 
+# A subordinate clause set before the question ("When I load a TOML file, what object do I get?", "If the
+# queue is empty, does get() block?"): the question proper follows the comma. Not "When did …, and …".
+_FRONTED_CLAUSE = re.compile(
+    rf"^\s*(?:when|whenever|if|once|after|before|while|since)\s+(?!{_AUX}\b)[^,?]+,\s*"
+    rf"(?=(?:what|what's|which|who|whom|whose|when|where|why|how|{_AUX})\b)",
+    re.I,
+)
+
+
 def asking_sentence(question: str) -> str:
     """The sentence of a question that asks. People set the scene first ("My logger.debug() calls print
     nothing. How do I make them show up?"), and the scene's words ("When my handler is cancelled …",
     a copied file's "permissions") are not what is asked. The last interrogative sentence, when the
-    text has several; else the whole text (a "?" after an abbreviation or a quote ends no question)."""
+    text has several; else the whole text (a "?" after an abbreviation or a quote ends no question);
+    without a clause set before its question ("When I load X, what …?")."""
     sentences = split_sentences(question)
     if len(sentences) < 2:
-        return question
+        return _without_fronted_clause(question)
     asking = [s for s in sentences if s.rstrip().endswith("?") and _INTERROGATIVE.match(s.lstrip())]
-    return asking[-1] if asking else question
+    return _without_fronted_clause(asking[-1]) if asking else question
+
+
+def _without_fronted_clause(sentence: str) -> str:
+    m = _FRONTED_CLAUSE.match(sentence)
+    return sentence[m.end() :] if m else sentence
 
 
 @lru_cache(maxsize=4096)

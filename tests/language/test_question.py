@@ -124,3 +124,16 @@ def test_compound_questions_are_seen():
 )
 def test_a_measure_question_names_its_dimension(question, dimensions):
     assert analyse(question).dimensions == frozenset(dimensions)
+
+
+@pytest.mark.parametrize(
+    "question, kind",
+    [
+        ("When I parse a TOML date-time with the standard library, what object do I get back?", AskedKind.other),
+        ("If the queue is empty, does get() block?", AskedKind.yes_no),
+        ("After a failed login, how do I reset the counter?", AskedKind.how_to),
+        ("When did the ferry terminal open, and who built it?", AskedKind.date),  # "When" asks here
+    ],
+)
+def test_a_clause_set_before_the_question_does_not_decide_its_kind(question, kind):
+    assert analyse(question).kind is kind
