@@ -143,7 +143,8 @@ class Settings(BaseSettings):
     # Load at start-up what the first requests would otherwise load inside them (once a process;
     # python -m bench.warm_up): htmldate's dateparser with its 205 locales (~2 s of CPU,
     # app/extract/dates.warm_up_dates), trafilatura (~0.3 s), the injection detector's model (~0.13 s)
-    # and the language identifier it consults (~0.6 s; app/pipeline/injection.warm_up).
+    # and the language identifier it consults (~0.6 s; app/pipeline/injection.warm_up), the time
+    # model's weights (~17 ms; app/language/time.warm_up).
     warm_up: bool = True
 
     # --- cache
