@@ -27,6 +27,7 @@ from app.api.routes import router
 from app.corpus.vectors import INSTRUCTION_FREE_NAME, vectors_dir
 from app.errors import GroundingError
 from app.language import time as time_class
+from app.language.question import use_time_model
 from app.logs import client_request_id_var, configure_logging, request_id_var
 from app.metrics_export import install_http_metrics, mark_worker_dead
 from app.pipeline import injection, injection_encoder, injection_multilingual
@@ -52,6 +53,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await asyncio.to_thread(injection_encoder.from_settings, settings),
             await asyncio.to_thread(injection_multilingual.from_settings, settings),
         )
+        use_time_model(settings.time_classifier == "model")
         if settings.warm_up:
             await asyncio.to_thread(injection.warm_up)
             await asyncio.to_thread(time_class.warm_up)

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from app.language import time as time_module
 from app.language.text import STOP_WORDS, YEAR, split_sentences, terms
 from app.language.time import TimeClass, time_class
 
@@ -347,3 +348,10 @@ def _dimensions(question: str) -> frozenset[str]:
         if m and (best is None or m.start() < best[0]):
             best = (m.start(), dims)
     return best[1] if best else frozenset()
+
+
+def use_time_model(enabled: bool) -> None:
+    """Settings.time_classifier at start-up: the fitted time model or the keyword rules alone; analyses
+    cached under the other choice are dropped."""
+    time_module.use_model(enabled)
+    analyse.cache_clear()

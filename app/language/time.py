@@ -41,6 +41,7 @@ _NEWS = re.compile(r"\b(news|latest|newest|recent(?:ly)?|this (?:week|month|year
 _DATED = re.compile(r"\b(current(?:ly)?|upcoming|as of|schedule|nowadays)\b", re.I)
 
 WEIGHTS_PATH = Path(__file__).with_name("time_weights.json")
+_use_model = True  # Settings.time_classifier, set at start-up (app/language/question.use_time_model)
 
 
 def keyword_class(text: str) -> TimeClass:
@@ -82,6 +83,12 @@ def _model() -> (
     classes = tuple(TimeClass(c) for c in raw["classes"])
     weights = {f: tuple(w) for f, w in raw["weights"].items()}
     return classes, tuple(raw["bias"]), weights, (float(raw["override_at"]), float(raw["fresher_at"]))
+
+
+def use_model(enabled: bool) -> None:
+    """Settings.time_classifier: the fitted model beside the rules, or the rules alone."""
+    global _use_model
+    _use_model = enabled
 
 
 def warm_up() -> None:
@@ -129,7 +136,7 @@ def time_class(question: str, asking: str | None = None, kind: str = "other") ->
     text the model knows no word of ("acme widgets") gets about its prior, which leans away from
     stable (its labelled data are three quarters time-sensitive): fresher than the rules, it wins."""
     rules = rules_class(question, kind)
-    model = _model()
+    model = _model() if _use_model else None
     probs = class_probabilities(features(question, asking or question, kind))
     if model is None or probs is None:
         return rules

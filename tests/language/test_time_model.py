@@ -48,3 +48,15 @@ def test_the_model_reads_the_question_not_its_keywords():
     # Unit-test phrasings of the two failure kinds the rules have, not lines of the labelled set.
     assert analyse("Is GitHub down right at this moment?").time is TimeClass.live
     assert analyse("What does exit status 2 mean for grep?").time is TimeClass.stable
+
+
+def test_the_keywords_setting_turns_the_model_off():
+    from app.language.question import use_time_model
+
+    question = "Is GitHub down right at this moment?"
+    try:
+        use_time_model(False)
+        assert analyse(question).time is TimeClass.stable  # the rules see no keyword
+    finally:
+        use_time_model(True)
+    assert analyse(question).time is TimeClass.live
