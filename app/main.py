@@ -26,7 +26,7 @@ from app.api.quota import QuotaHeaders, Quotas
 from app.api.routes import router
 from app.corpus.vectors import INSTRUCTION_FREE_NAME, vectors_dir
 from app.errors import GroundingError
-from app.language import time as time_class
+from app.language import time as language_time
 from app.language.question import use_time_model
 from app.logs import client_request_id_var, configure_logging, request_id_var
 from app.metrics_export import install_http_metrics, mark_worker_dead
@@ -56,7 +56,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         use_time_model(settings.time_classifier == "model")
         if settings.warm_up:
             await asyncio.to_thread(injection.warm_up)
-            await asyncio.to_thread(time_class.warm_up)
+            await asyncio.to_thread(language_time.warm_up)
         # The corpus's evidence passages the injection detector already passed, offline (the select
         # stage skips scanning them); nothing when the file is missing or from another detector.
         vouched = injection.preload_verified(vectors_dir(settings.corpus_dir) / INSTRUCTION_FREE_NAME)

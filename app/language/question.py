@@ -14,9 +14,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from app.language import time as time_module
 from app.language.text import STOP_WORDS, YEAR, split_sentences, terms
-from app.language.time import TimeClass, time_class
+from app.language.time import TimeClass, time_class, use_model
 
 
 class AskedKind(str, enum.Enum):
@@ -353,5 +352,5 @@ def _dimensions(question: str) -> frozenset[str]:
 def use_time_model(enabled: bool) -> None:
     """Settings.time_classifier at start-up: the fitted time model or the keyword rules alone; analyses
     cached under the other choice are dropped."""
-    time_module.use_model(enabled)
+    use_model(enabled)
     analyse.cache_clear()
