@@ -56,6 +56,13 @@ def load_docs(split: str) -> list[dict]:
     return out
 
 
+def error_direction(gold: TimeClass, got: TimeClass) -> str:
+    """ "right", "staler" (a wider window than the label's) or "fresher"."""
+    if got is gold:
+        return "right"
+    return "staler" if WINDOW_DAYS[got] > WINDOW_DAYS[gold] else "fresher"
+
+
 def score(rows: list[dict]) -> dict:
     """Accuracy, errors by direction and the confusion (label → predicted) over `rows`."""
     confusion: Counter[tuple[str, str]] = Counter()
@@ -64,12 +71,11 @@ def score(rows: list[dict]) -> dict:
     for r in rows:
         gold, got = TimeClass(r["time"]), analyse(r["question"]).time
         confusion[(gold.value, got.value)] += 1
-        if got is not gold:
+        direction = error_direction(gold, got)
+        if direction != "right":
             errors.append((r["id"], gold.value, got.value, r["question"]))
-            if WINDOW_DAYS[got] > WINDOW_DAYS[gold]:
-                staler += 1
-            else:
-                fresher += 1
+            staler += direction == "staler"
+            fresher += direction == "fresher"
     n = len(rows)
     return {
         "questions": n,

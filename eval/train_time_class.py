@@ -16,15 +16,16 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+from collections import Counter
 from datetime import date
 
 import numpy as np
 
 from app.language.question import asked_kind, asking_sentence
-from app.language.time import WEIGHTS_PATH, WINDOW_DAYS, TimeClass, decide, features, rules_class
-from eval.time_class import load, load_docs
+from app.language.time import WEIGHTS_PATH, TimeClass, decide, features, rules_class
+from eval.time_class import ORDER, error_direction, load, load_docs
 
-CLASSES = (TimeClass.live, TimeClass.news, TimeClass.dated, TimeClass.stable)
+CLASSES = ORDER  # the weights file's class order
 L2_GRID = (3e-4, 1e-3, 3e-3, 1e-2)
 # The model's class replaces the rules' at `override_at` in either direction (1.01: never), and at
 # `fresher_at` when it is fresher than the rules' (0: whenever fresher).
@@ -79,15 +80,6 @@ def fit(feats: list[set[str]], labels: list[int], l2: float) -> tuple[np.ndarray
     return w, b, vocab
 
 
-def predict(w: np.ndarray, b: np.ndarray, vocab: list[str], feats: list[set[str]]) -> list[int]:
-    index = {f: i for i, f in enumerate(vocab)}
-    out = []
-    for fs in feats:
-        z = b + sum((w[index[f]] for f in fs if f in index), np.zeros(len(CLASSES)))
-        out.append(int(np.argmax(z)))
-    return out
-
-
 def _fold(qid: str) -> int:
     return int(hashlib.sha1(qid.encode()).hexdigest(), 16) % FOLDS
 
@@ -113,22 +105,14 @@ def combined(rules: TimeClass, probs: list[float], override_at: float, fresher_a
 
 
 def tally(labels: list[int], predicted: list[TimeClass], l2: float, override_at: float, fresher_at: float) -> dict:
-    right = staler = fresher = 0
-    for gold, got in zip(labels, predicted):
-        if got is CLASSES[gold]:
-            right += 1
-        elif WINDOW_DAYS[got] > WINDOW_DAYS[CLASSES[gold]]:
-            staler += 1
-        else:
-            fresher += 1
-    acc = round(right / len(labels), 3)
+    counts = Counter(error_direction(CLASSES[gold], got) for gold, got in zip(labels, predicted))
     return {
         "l2": l2,
         "override_at": override_at,
         "fresher_at": fresher_at,
-        "accuracy": acc,
-        "staler": staler,
-        "fresher": fresher,
+        "accuracy": round(counts["right"] / len(labels), 3),
+        "staler": counts["staler"],
+        "fresher": counts["fresher"],
     }
 
 
