@@ -144,7 +144,7 @@ class Settings(BaseSettings):
     # python -m bench.warm_up): htmldate's dateparser with its 205 locales (~2 s of CPU,
     # app/extract/dates.warm_up_dates), trafilatura (~0.3 s), the injection detector's model (~0.13 s)
     # and the language identifier it consults (~0.6 s; app/pipeline/injection.warm_up), the time
-    # model's weights (~17 ms; app/language/time.warm_up).
+    # model's weights (~10 ms of CPU; app/language/time.warm_up).
     warm_up: bool = True
 
     # --- cache

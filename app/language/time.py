@@ -92,7 +92,7 @@ def use_model(enabled: bool) -> None:
 
 
 def warm_up() -> None:
-    """Load the weights (~17 ms) at start-up rather than inside the first request."""
+    """Load the weights (~10 ms of CPU, `python -m bench.warm_up`) at start-up, not in the first request."""
     _model()
 
 
