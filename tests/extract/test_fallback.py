@@ -34,8 +34,9 @@ def extraction(text: str, *, density: float = 0.9, rival: float = 0.0, shell: bo
     ("density", "rival", "shell", "low"),
     [
         (0.9, 0.0, False, False),  # most of the page kept, no rival: confident
-        (0.5, 0.24, False, False),  # at the thresholds' confident side
-        (0.49, 0.0, False, True),  # under half the visible text kept
+        (0.11, 0.24, False, False),  # at the thresholds' confident side
+        (0.3, 0.0, False, False),  # a third of the page kept and no rival region: confident
+        (0.1, 0.0, False, True),  # under a tenth of the visible text kept
         (0.9, 0.25, False, True),  # a region outside the selection weighs a quarter of the winner
         (0.9, 1.3, False, True),  # the title region overruled a heavier element
         (0.9, 0.0, True, True),  # an empty shell to us
