@@ -31,6 +31,7 @@ from app.language.question import use_time_model
 from app.logs import client_request_id_var, configure_logging, request_id_var
 from app.metrics_export import install_http_metrics, mark_worker_dead
 from app.pipeline import injection, injection_encoder, injection_multilingual
+from app.providers.rerank import minilm_shallow
 from app.settings import Settings, get_settings
 from app.state import ServiceState
 
@@ -53,7 +54,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await asyncio.to_thread(injection_encoder.from_settings, settings),
             await asyncio.to_thread(injection_multilingual.from_settings, settings),
         )
-        use_time_model(settings.time_classifier == "model")
+        use_time_model(
+            settings.time_classifier != "keywords",
+            await asyncio.to_thread(minilm_shallow.optional_encoder, settings.sentence_model_path)
+            if settings.time_classifier == "model"
+            else None,
+        )
         if settings.warm_up:
             await asyncio.to_thread(injection.warm_up)
             await asyncio.to_thread(language_time.warm_up)

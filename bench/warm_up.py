@@ -5,7 +5,7 @@
 1. In a fresh interpreter each, the CPU of the first call of what the warm-up loads, then of a
    second call: htmldate's date parser on text no locale reads (every one of dateparser's locales is
    loaded), the language identifier, the injection detector's lexical model, the time-sensitivity
-   model, trafilatura.
+   model (words only, and with the MiniLM vector), trafilatura.
 2. The service as deployed (`python -m uvicorn app.main:app`, 1 worker, embedded defaults), started
    with GA_WARM_UP=false and =true, alternating, twice each: seconds until /healthz answers and the
    process's CPU seconds by then.
@@ -50,6 +50,11 @@ FIRST_CALLS = {
     "time-sensitivity model (weights, then one question)": (
         "from app.language.time import time_class",
         "time_class('Is GitHub down right at this moment?')",
+    ),
+    "time-sensitivity model with the MiniLM vector (weights, then one question; encoder loaded untimed)": (
+        "from app.language import time as T\nfrom app.providers.rerank.minilm_shallow import optional_encoder\n"
+        "T.use_vectors(optional_encoder(''))",
+        "T.time_class('Is GitHub down right at this moment?')",
     ),
     "trafilatura (import and a page)": (
         "from app.extract.fallback import trafilatura_blocks",

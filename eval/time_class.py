@@ -2,6 +2,7 @@
 
     python -m eval.time_class                 # test split first, then dev
     python -m eval.time_class --errors dev    # the dev split's misclassified questions (tuning reads dev only)
+    python -m eval.time_class --classifier words   # as GA_TIME_CLASSIFIER: model (default), words, keywords
 
 Data: eval/labelled/time.jsonl, one question a line, {"id", "question", "time", "note", "split"}, the
 class a careful editor would give it (live ~30 days, news ~3 months, dated ~2 years, stable: reference;
@@ -24,7 +25,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from app.language.question import analyse
+from app.language.question import analyse, use_time_model
 from app.language.time import WINDOW_DAYS, TimeClass
 
 LABELLED = Path(__file__).resolve().parent / "labelled" / "time.jsonl"
@@ -100,11 +101,24 @@ def _table(name: str, s: dict) -> str:
     )
 
 
+def use_classifier(name: str) -> str:
+    """Set up the time class as the service does for GA_TIME_CLASSIFIER=`name` (app/main.py); returns
+    what decides: "model (vectors)", "model (words)" or "keywords"."""
+    from app.providers.rerank.minilm_shallow import optional_encoder
+    from app.settings import Settings
+
+    encoder = optional_encoder(Settings().sentence_model_path) if name == "model" else None
+    vectors = use_time_model(name != "keywords", encoder)
+    return "keywords" if name == "keywords" else f"model ({'vectors' if vectors else 'words'})"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--errors", choices=("dev", "test"), help="list this split's misclassified questions")
     ap.add_argument("--json", help="write both splits' figures here")
+    ap.add_argument("--classifier", choices=("model", "words", "keywords"), default="model")
     args = ap.parse_args()
+    print("time class:", use_classifier(args.classifier), end="\n\n")
     out = {split: score(load(split)) for split in ("test", "dev")}
     for split, s in out.items():
         print(_table(split, s), end="\n\n")

@@ -2,6 +2,10 @@
 
     python -m eval.train_time_class            # 5-fold CV on dev for L2 and the override point, fit, write
     python -m eval.train_time_class --cv-only  # the CV table only
+    python -m eval.train_time_class --vectors  # with the MiniLM vector features: time_weights-minilm.json
+
+With --vectors the question's MiniLM vector after the model's first VECTOR_LAYERS layers (mean-pooled,
+unit length, times a scale chosen with L2 by the same cross-validation) joins the binary features.
 
 Training data: the time questions' dev half and the docs-corpus questions' dev half as stable
 (eval/time_class.py says why). Multinomial logistic regression over binary features (app.language.time.features), full-batch gradient
@@ -22,11 +26,16 @@ from datetime import date
 import numpy as np
 
 from app.language.question import asked_kind, asking_sentence
-from app.language.time import WEIGHTS_PATH, TimeClass, decide, features, rules_class
+from app.language.time import VECTOR_WEIGHTS_PATH, WEIGHTS_PATH, TimeClass, decide, features, rules_class
 from eval.time_class import ORDER, error_direction, load, load_docs
 
 CLASSES = ORDER  # the weights file's class order
 L2_GRID = (3e-4, 1e-3, 3e-3, 1e-2)
+# --vectors: the vector features' scale against the binary ones (an L2 on them relative to the rest), and
+# how many of MiniLM's six layers make them: two came within 7 of the six's dev CV cost (118 vs 111; one:
+# 142) at a third of the CPU (stop 52, docs/EVALUATION.md).
+SCALE_GRID = (3.0, 10.0)
+VECTOR_LAYERS = 2
 # The model's class replaces the rules' at `override_at` in either direction (1.01: never), and at
 # `fresher_at` when it is fresher than the rules' (0: whenever fresher).
 OVERRIDE_GRID = (0.5, 0.6, 0.7, 0.8, 0.9, 1.01)
@@ -53,15 +62,21 @@ def featurise(rows: list[dict]) -> list[set[str]]:
     return out
 
 
-def fit(feats: list[set[str]], labels: list[int], l2: float) -> tuple[np.ndarray, np.ndarray, list[str]]:
+def fit(
+    feats: list[set[str]], labels: list[int], l2: float, dense: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Weights (binary features' rows, then one row per column of `dense`, already scaled), biases, vocabulary."""
     vocab = sorted({f for fs in feats for f in fs})
     index = {f: i for i, f in enumerate(vocab)}
-    x = np.zeros((len(feats), len(vocab)))
+    width = len(vocab) + (dense.shape[1] if dense is not None else 0)
+    x = np.zeros((len(feats), width))
     for i, fs in enumerate(feats):
         x[i, [index[f] for f in fs]] = 1.0
+    if dense is not None:
+        x[:, len(vocab) :] = dense
     y = np.zeros((len(feats), len(CLASSES)))
     y[np.arange(len(labels)), labels] = 1.0
-    w = np.zeros((len(vocab), len(CLASSES)))
+    w = np.zeros((width, len(CLASSES)))
     b = np.zeros(len(CLASSES))
     mw, vw, mb, vb = np.zeros_like(w), np.zeros_like(w), np.zeros_like(b), np.zeros_like(b)
     for t in range(1, STEPS + 1):
@@ -80,20 +95,37 @@ def fit(feats: list[set[str]], labels: list[int], l2: float) -> tuple[np.ndarray
     return w, b, vocab
 
 
+def question_vectors(rows: list[dict]) -> tuple[np.ndarray, str]:
+    """Each question's vector features (app/language/time.question_vector's), and the encoder's digest."""
+    from app.providers.rerank.minilm_shallow import optional_encoder
+
+    encoder = optional_encoder("")
+    if encoder is None:
+        raise SystemExit("--vectors needs the MiniLM model: scripts/bootstrap semantic")
+    vectors = np.array([encoder.shallow_vector(r["question"], VECTOR_LAYERS) for r in rows])
+    return vectors, encoder.weights_digest
+
+
 def _fold(qid: str) -> int:
     return int(hashlib.sha1(qid.encode()).hexdigest(), 16) % FOLDS
 
 
-def out_of_fold(rows: list[dict], feats: list[set[str]], labels: list[int], l2: float) -> list[list[float]]:
+def out_of_fold(
+    rows: list[dict], feats: list[set[str]], labels: list[int], l2: float, dense: np.ndarray | None = None
+) -> list[list[float]]:
     """Each dev question's class probabilities from the model fitted on the other folds."""
     probs: list[list[float]] = [[] for _ in rows]
     for k in range(FOLDS):
         train = [i for i, r in enumerate(rows) if _fold(r["id"]) != k]
         held = [i for i, r in enumerate(rows) if _fold(r["id"]) == k]
-        w, b, vocab = fit([feats[i] for i in train], [labels[i] for i in train], l2)
+        w, b, vocab = fit(
+            [feats[i] for i in train], [labels[i] for i in train], l2, dense[train] if dense is not None else None
+        )
         index = {f: j for j, f in enumerate(vocab)}
         for i in held:
             z = b + sum((w[index[f]] for f in feats[i] if f in index), np.zeros(len(CLASSES)))
+            if dense is not None:
+                z = z + dense[i] @ w[len(vocab) :]
             e = np.exp(z - z.max())
             probs[i] = list(e / e.sum())
     return probs
@@ -119,45 +151,55 @@ def tally(labels: list[int], predicted: list[TimeClass], l2: float, override_at:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cv-only", action="store_true")
+    ap.add_argument("--vectors", action="store_true", help="with the MiniLM vector features (the `semantic` extra)")
     args = ap.parse_args()
     rows = load("dev") + load_docs("dev")
     feats = featurise(rows)
     labels = [CLASSES.index(TimeClass(r["time"])) for r in rows]
     rules = [keyword_rules(r["question"]) for r in rows]
+    vectors, digest = question_vectors(rows) if args.vectors else (None, "")
     table = []
     for l2 in L2_GRID:
-        oof = out_of_fold(rows, feats, labels, l2)
-        for t in OVERRIDE_GRID:
-            for f in (x for x in FRESHER_GRID if x <= t):
-                table.append(tally(labels, [combined(rc, p, t, f) for rc, p in zip(rules, oof)], l2, t, f))
-                print(table[-1])
+        for scale in SCALE_GRID if vectors is not None else (0.0,):
+            oof = out_of_fold(rows, feats, labels, l2, vectors * scale if vectors is not None else None)
+            for t in OVERRIDE_GRID:
+                for f in (x for x in FRESHER_GRID if x <= t):
+                    row = tally(labels, [combined(rc, p, t, f) for rc, p in zip(rules, oof)], l2, t, f)
+                    if vectors is not None:
+                        row["scale"] = scale
+                    table.append(row)
+                    print(table[-1])
     # The least cost, a staler error counting twice (it cites an outdated value as current; a fresher
-    # one abstains); among equals the strongest L2 (the simpler model).
-    best = min(table, key=lambda r: (STALER_COST * r["staler"] + r["fresher"], -r["l2"]))
+    # one abstains); among equals the strongest L2 (the simpler model), then the smaller scale.
+    best = min(table, key=lambda r: (STALER_COST * r["staler"] + r["fresher"], -r["l2"], r.get("scale", 0.0)))
     print("chosen", best)
     if args.cv_only:
         return
-    w, b, vocab = fit(feats, labels, best["l2"])
+    scale = best.get("scale", 0.0)
+    w, b, vocab = fit(feats, labels, best["l2"], vectors * scale if vectors is not None else None)
     weights = {f: [round(float(v), 4) for v in w[i]] for i, f in enumerate(vocab) if np.abs(w[i]).max() >= 1e-3}
-    WEIGHTS_PATH.write_text(
-        json.dumps(
-            {
-                "classes": [c.value for c in CLASSES],
-                "bias": [round(float(v), 4) for v in b],
-                "weights": weights,
-                "l2": best["l2"],
-                "override_at": best["override_at"],
-                "fresher_at": best["fresher_at"],
-                "fitted_on": f"eval/labelled/time.jsonl dev ({len(rows)} questions)",
-                "dev_cv": best,
-            },
-            ensure_ascii=False,
-            sort_keys=True,
+    out = {
+        "classes": [c.value for c in CLASSES],
+        "bias": [round(float(v), 4) for v in b],
+        "weights": weights,
+        "l2": best["l2"],
+        "override_at": best["override_at"],
+        "fresher_at": best["fresher_at"],
+        "fitted_on": f"eval/labelled/time.jsonl dev ({len(rows)} questions)",
+        "dev_cv": best,
+    }
+    path = WEIGHTS_PATH
+    if vectors is not None:
+        # Rows of class weights per vector dimension, over vectors multiplied by dense_scale at use.
+        out.update(
+            dense=[[round(float(v), 5) for v in row] for row in w[len(vocab) :]],
+            dense_scale=scale,
+            dense_layers=VECTOR_LAYERS,
+            encoder_digest=digest,
         )
-        + "\n",
-        encoding="utf-8",
-    )
-    print(f"wrote {WEIGHTS_PATH} ({len(weights)} features)")
+        path = VECTOR_WEIGHTS_PATH
+    path.write_text(json.dumps(out, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
+    print(f"wrote {path} ({len(weights)} features{', vector features' if vectors is not None else ''})")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from app.language.text import STOP_WORDS, YEAR, split_sentences, terms
-from app.language.time import TimeClass, time_class, use_model
+from app.language.time import QuestionEncoder, TimeClass, time_class, use_model, use_vectors
 
 
 class AskedKind(str, enum.Enum):
@@ -197,13 +197,18 @@ class QuestionAnalysis:
     anchors: tuple[str, ...]  # names, versions and years an answer cannot do without
     subject: tuple[str, ...]  # the defined term of "What is X?" / the object of "How do I X?"
     focus: tuple[str, ...]  # the counted noun or measured dimension ("employees", "speed")
-    time: TimeClass
     compound: bool = False  # two questions in one: "What language is it written in, and who maintains it?"
     dimensions: frozenset[str] = frozenset()  # of a measure question: "length" for "How tall?"; empty = any
 
     @property
     def asks_value(self) -> bool:
         return self.kind in VALUE_KINDS
+
+    @property
+    def time(self) -> TimeClass:
+        """The time class, computed when first asked for: only routing and planning read it, and with
+        the vector features it costs a forward pass (question_time)."""
+        return question_time(self.text)
 
     @property
     def time_sensitive(self) -> bool:
@@ -319,9 +324,6 @@ def analyse(question: str) -> QuestionAnalysis:
     # anchors and time of the whole text (the scene names the things the answer is about).
     asking = asking_sentence(question)
     kind = asked_kind(asking)
-    # The fitted model reads the kind too: "How do I get the current time in UTC?" asks for a recipe,
-    # which does not age like a fact (app/language/time.py).
-    time = time_class(question, asking, kind.value)
     return QuestionAnalysis(
         text=question,
         kind=kind,
@@ -329,7 +331,6 @@ def analyse(question: str) -> QuestionAnalysis:
         anchors=tuple(anchors_of(question)),
         subject=_subject(asking, kind),
         focus=_focus(asking, kind),
-        time=time,
         compound=bool(_COMPOUND.search(asking)),
         dimensions=_dimensions(asking) if kind is AskedKind.measure else frozenset(),
     )
@@ -349,8 +350,20 @@ def _dimensions(question: str) -> frozenset[str]:
     return best[1] if best else frozenset()
 
 
-def use_time_model(enabled: bool) -> None:
-    """Settings.time_classifier at start-up: the fitted time model or the keyword rules alone; analyses
-    cached under the other choice are dropped."""
+@lru_cache(maxsize=4096)
+def question_time(question: str) -> TimeClass:
+    """The question's time class (app/language/time.py), over its asking sentence's kind as analyse reads
+    it: "How do I get the current time in UTC?" asks for a recipe, which does not age like a fact."""
+    asking = asking_sentence(question)
+    return time_class(question, asking, asked_kind(asking).value)
+
+
+def use_time_model(enabled: bool, encoder: QuestionEncoder | None = None) -> bool:
+    """Settings.time_classifier at start-up: the fitted time model (with the vector features when an
+    encoder is given and matches the weights) or the keyword rules alone; time classes cached under
+    another choice are dropped. True when the vector features are in use."""
     use_model(enabled)
+    vectors = use_vectors(encoder if enabled else None)
     analyse.cache_clear()
+    question_time.cache_clear()
+    return vectors

@@ -4,7 +4,10 @@ window each class allows. The router, planner, gate and caches read these, never
 The class is a learned component (issue 9): a multinomial logistic regression over the question's
 words, the asking sentence's words, the asked kind, the years it names and the old keyword rules as
 features, fitted on the dev half of eval/labelled/time.jsonl (`python -m eval.train_time_class`, weights
-in time_weights.json) and measured on the test half (`python -m eval.time_class`). The keyword rules
+in time_weights.json) and measured on the test half (`python -m eval.time_class`). Where the MiniLM
+model is installed, the question's vector after its first two layers joins the features (weights in
+time_weights-minilm.json, `--vectors`): it reads "cost" like "price" and "result" like "score", which
+words seen in 600 questions cannot. The keyword rules
 alone put "now" in "…and now it fails. Why?" or "exit status" in the live class (a 30-day window that
 refuses reference pages), and "is github down" or "who won the final" in the stable one (a ten-year
 window that cites old facts as current); they remain a feature and the fallback without weights."""
@@ -13,11 +16,16 @@ from __future__ import annotations
 
 import enum
 import json
+import logging
 import math
+import operator
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
 from pathlib import Path
+from typing import Protocol
 
 from app.language.text import YEAR, words
 
@@ -41,7 +49,22 @@ _NEWS = re.compile(r"\b(news|latest|newest|recent(?:ly)?|this (?:week|month|year
 _DATED = re.compile(r"\b(current(?:ly)?|upcoming|as of|schedule|nowadays)\b", re.I)
 
 WEIGHTS_PATH = Path(__file__).with_name("time_weights.json")
+VECTOR_WEIGHTS_PATH = Path(__file__).with_name("time_weights-minilm.json")
 _use_model = True  # Settings.time_classifier, set at start-up (app/language/question.use_time_model)
+
+log = logging.getLogger(__name__)
+
+
+class QuestionEncoder(Protocol):
+    """What the vector features need of a sentence model (app/providers/rerank/minilm.MiniLMEncoder)."""
+
+    @property
+    def weights_digest(self) -> str: ...
+
+    def shallow_vector(self, text: str, layers: int) -> Sequence[float]: ...
+
+
+_encoder: QuestionEncoder | None = None  # set at start-up by use_vectors
 
 
 def keyword_class(text: str) -> TimeClass:
@@ -73,16 +96,57 @@ def features(question: str, asking: str, kind: str, today: date | None = None) -
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class TimeModel:
+    classes: tuple[TimeClass, ...]
+    bias: tuple[float, ...]
+    weights: dict[str, tuple[float, ...]]
+    points: tuple[float, float]  # decide's override_at, fresher_at
+    dense: tuple[tuple[float, ...], ...] | None = None  # per class, its weights of the vector's dimensions
+    dense_scale: float = 1.0
+    dense_layers: int = 0
+
+
+def _read(path: Path) -> TimeModel:
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    dense = raw.get("dense")
+    return TimeModel(
+        classes=tuple(TimeClass(c) for c in raw["classes"]),
+        bias=tuple(raw["bias"]),
+        weights={f: tuple(w) for f, w in raw["weights"].items()},
+        points=(float(raw["override_at"]), float(raw["fresher_at"])),
+        dense=tuple(tuple(float(row[c]) for row in dense) for c in range(len(raw["classes"]))) if dense else None,
+        dense_scale=float(raw.get("dense_scale", 1.0)),
+        dense_layers=int(raw.get("dense_layers", 0)),
+    )
+
+
 @lru_cache(maxsize=1)
-def _model() -> (
-    tuple[tuple[TimeClass, ...], tuple[float, ...], dict[str, tuple[float, ...]], tuple[float, float]] | None
-):
-    if not WEIGHTS_PATH.is_file():
-        return None
-    raw = json.loads(WEIGHTS_PATH.read_text(encoding="utf-8"))
-    classes = tuple(TimeClass(c) for c in raw["classes"])
-    weights = {f: tuple(w) for f, w in raw["weights"].items()}
-    return classes, tuple(raw["bias"]), weights, (float(raw["override_at"]), float(raw["fresher_at"]))
+def _model() -> TimeModel | None:
+    """The weights with vector features when an encoder is set (use_vectors), else the words-only ones."""
+    if _encoder is not None and VECTOR_WEIGHTS_PATH.is_file():
+        return _read(VECTOR_WEIGHTS_PATH)
+    return _read(WEIGHTS_PATH) if WEIGHTS_PATH.is_file() else None
+
+
+def use_vectors(encoder: QuestionEncoder | None) -> bool:
+    """Start-up: the sentence model whose first layers give the vector features, or None for the words-only
+    weights. An encoder other than the one the weights were fitted over is refused (a vector of other
+    weights means nothing to them): False, and the words-only weights decide."""
+    global _encoder
+    if encoder is not None:
+        if not VECTOR_WEIGHTS_PATH.is_file():
+            encoder = None
+        else:
+            fitted = json.loads(VECTOR_WEIGHTS_PATH.read_text(encoding="utf-8")).get("encoder_digest")
+            if fitted != encoder.weights_digest:
+                log.warning(
+                    "time model: words only (%s was fitted over other MiniLM weights)", VECTOR_WEIGHTS_PATH.name
+                )
+                encoder = None
+    _encoder = encoder
+    _model.cache_clear()
+    return encoder is not None
 
 
 def use_model(enabled: bool) -> None:
@@ -96,21 +160,31 @@ def warm_up() -> None:
     _model()
 
 
-def class_probabilities(feats: set[str]) -> dict[TimeClass, float] | None:
-    """P(class) for a feature set, or None without fitted weights."""
+def class_probabilities(feats: set[str], vector: Sequence[float] | None = None) -> dict[TimeClass, float] | None:
+    """P(class) for a feature set (and the question's vector, for weights fitted with one), or None
+    without fitted weights."""
     model = _model()
     if model is None:
         return None
-    classes, bias, weights, _ = model
-    z = list(bias)
+    z = list(model.bias)
     for f in feats:
-        w = weights.get(f)
+        w = model.weights.get(f)
         if w is not None:
             z = [a + b for a, b in zip(z, w)]
+    if model.dense is not None and vector is not None:
+        z = [a + model.dense_scale * sum(map(operator.mul, vector, col)) for a, col in zip(z, model.dense)]
     top = max(z)
     e = [math.exp(v - top) for v in z]
     s = sum(e)
-    return {c: v / s for c, v in zip(classes, e)}
+    return {c: v / s for c, v in zip(model.classes, e)}
+
+
+def question_vector(question: str) -> Sequence[float] | None:
+    """The vector features of a question: the encoder's first layers, mean-pooled (None without them)."""
+    model = _model()
+    if _encoder is None or model is None or model.dense is None:
+        return None
+    return _encoder.shallow_vector(question, model.dense_layers)
 
 
 def rules_class(question: str, kind: str = "other") -> TimeClass:
@@ -140,8 +214,8 @@ def time_class(question: str, asking: str | None = None, kind: str = "other") ->
     model = _model() if _use_model else None
     if model is None:
         return rules
-    probs = class_probabilities(features(question, asking or question, kind))
-    return decide(rules, probs, *model[3]) if probs is not None else rules
+    probs = class_probabilities(features(question, asking or question, kind), question_vector(question))
+    return decide(rules, probs, *model.points) if probs is not None else rules
 
 
 def default_window(cls: TimeClass, fallback: int) -> int:
