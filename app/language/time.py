@@ -56,7 +56,7 @@ log = logging.getLogger(__name__)
 
 
 class QuestionEncoder(Protocol):
-    """What the vector features need of a sentence model (app/providers/rerank/minilm.MiniLMEncoder)."""
+    """What the vector features need of a sentence model (app/providers/rerank/minilm_shallow.ShallowEncoder)."""
 
     @property
     def weights_digest(self) -> str: ...
