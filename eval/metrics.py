@@ -26,6 +26,16 @@ def _markers(content: str) -> list[int]:
     return [int(n) for run in _MARKER_RUN.findall(content) for n in re.findall(r"\d+", run)]
 
 
+def states(low: str, gold: str) -> bool:
+    """Whether lower-cased text holds a gold answer (case-insensitive). A gold that starts or ends with a
+    digit must not be part of a longer number there: "79" is not in "bpo-33679", nor "3.5%" in "13.5%"."""
+    g = gold.lower()
+    if not g or not (g[0].isdigit() or g[-1].isdigit()):
+        return g in low
+    pattern = ("(?<!\\d)" if g[0].isdigit() else "") + re.escape(g) + ("(?!\\d)" if g[-1].isdigit() else "")
+    return re.search(pattern, low) is not None
+
+
 @dataclass
 class ClaimScore:
     text: str
@@ -190,8 +200,8 @@ def score_case(
         }
         r.evidence_recall = bool(gold & seen)
     if case.expected_status == "grounded":
-        has_any = not case.gold_answers or any(a.lower() in low for a in case.gold_answers)
-        r.answer_ok = r.status == "grounded" and has_any and all(a.lower() in low for a in case.gold_all)
+        has_any = not case.gold_answers or any(states(low, a) for a in case.gold_answers)
+        r.answer_ok = r.status == "grounded" and has_any and all(states(low, a) for a in case.gold_all)
     if r.status == "grounded":
         r.citation_problems = _check_citations(body, content)
         r.citations_valid = not r.citation_problems

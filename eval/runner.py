@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 
 from eval.cases import Case, load_cases
-from eval.metrics import CaseResult, aggregate, as_json, by_tag, score_case
+from eval.metrics import CaseResult, aggregate, as_json, by_tag, score_case, states
 from eval.scripted_model import ScriptedModel
 from eval.web import install_case_web, request_grounding
 from simulators import OpenAIChatServer, SearxngServer, ServiceServer, WebServer
@@ -148,9 +148,9 @@ def corpus_settings(mode: str, llm: OpenAIChatServer | None) -> dict:
 
 def gold_in_evidence(case: Case, trace: dict) -> bool:
     """Evidence recall: did a passage holding a gold answer reach the composer?"""
-    golds = [g.lower() for g in (case.gold_answers or case.gold_all)]
+    golds = case.gold_answers or case.gold_all
     texts = [(e.get("text") or "").lower() for e in trace.get("evidence") or []]
-    return not golds or any(g in t for g in golds for t in texts)
+    return not golds or any(states(t, g) for g in golds for t in texts)
 
 
 # --- reporting --------------------------------------------------------------------------------

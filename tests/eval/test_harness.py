@@ -8,7 +8,7 @@ from datetime import date
 import pytest
 
 from eval.cases import CaseError, fill_dates, parse_case, resolve_date
-from eval.metrics import score_case
+from eval.metrics import score_case, states
 from eval.scripted_model import NO_ANSWER, cite_top_spans, fill_site_refs, parse_evidence
 from eval.text import lexical_support
 from eval.web import InstalledWeb
@@ -135,3 +135,13 @@ def test_the_reader_keeps_a_sentence_whole_across_abbreviations():
         "In a Nov. 5 letter, Dr. Ruiz wrote.",
         "Done.",
     ]
+
+
+def test_a_numeric_gold_is_not_found_inside_a_longer_number():
+    # docsE-028: the gold "79" was counted in "(… bpo-33679.)", an answer that does not state it.
+    assert not states("contributed by x in bpo-33642 and bpo-33679.", "79")
+    assert states("wrap lines so that they don't exceed 79 characters.", "79")
+    assert not states("it rose 13.5% in may.", "3.5%") and states("it rose 3.5% in may.", "3.5%")
+    assert states("released in python 3.8.", "3.8") and states("costs $49.95 (about £40).", "£40")
+    assert states("new in version 3.8.1", "3.8")  # a longer version states its prefix: no digit follows
+    assert states("uses the with_suffix() method", "With_Suffix")  # no digit at either end: a substring, any case
