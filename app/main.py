@@ -54,11 +54,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await asyncio.to_thread(injection_encoder.from_settings, settings),
             await asyncio.to_thread(injection_multilingual.from_settings, settings),
         )
-        use_time_model(
-            settings.time_classifier != "keywords",
-            await asyncio.to_thread(minilm_shallow.optional_encoder, settings.sentence_model_path)
-            if settings.time_classifier == "model"
-            else None,
+        # In a thread: the encoder's weights are hashed and the time model's weights read here.
+        await asyncio.to_thread(
+            lambda: use_time_model(
+                settings.time_classifier != "keywords",
+                minilm_shallow.optional_encoder(settings.sentence_model_path)
+                if settings.time_classifier == "model"
+                else None,
+            )
         )
         if settings.warm_up:
             await asyncio.to_thread(injection.warm_up)

@@ -176,8 +176,8 @@ class Settings(BaseSettings):
     # "lexical": the hand-set relevance × type score. Thresholds below are for the learned scorer.
     answerability_scorer: str = "learned"
     # The question's time class (its default evidence window; app/language/time.py): "model" is the fitted
-    # model beside the keyword rules, reading the question's MiniLM vector (first two layers, ~2 ms of CPU a
-    # new question) when the `semantic` extra is installed, its words alone otherwise; "words" the words-only
+    # model beside the keyword rules, reading the question's MiniLM vector (first two layers, ~4 ms of CPU a
+    # new question: python -m bench.warm_up) when the `semantic` extra is installed, its words alone otherwise; "words" the words-only
     # model; "keywords" the rules alone (measured on labelled questions, docs/EVALUATION.md;
     # python -m eval.time_class measures each).
     time_classifier: Literal["model", "words", "keywords"] = "model"

@@ -105,6 +105,7 @@ class TimeModel:
     dense: tuple[tuple[float, ...], ...] | None = None  # per class, its weights of the vector's dimensions
     dense_scale: float = 1.0
     dense_layers: int = 0
+    encoder_digest: str = ""  # the MiniLM weights the dense weights were fitted over
 
 
 def _read(path: Path) -> TimeModel:
@@ -118,6 +119,7 @@ def _read(path: Path) -> TimeModel:
         dense=tuple(tuple(float(row[c]) for row in dense) for c in range(len(raw["classes"]))) if dense else None,
         dense_scale=float(raw.get("dense_scale", 1.0)),
         dense_layers=int(raw.get("dense_layers", 0)),
+        encoder_digest=str(raw.get("encoder_digest", "")),
     )
 
 
@@ -132,21 +134,20 @@ def _model() -> TimeModel | None:
 def use_vectors(encoder: QuestionEncoder | None) -> bool:
     """Start-up: the sentence model whose first layers give the vector features, or None for the words-only
     weights. An encoder other than the one the weights were fitted over is refused (a vector of other
-    weights means nothing to them): False, and the words-only weights decide."""
+    weights means nothing to them): False, and the words-only weights decide. Loads the weights in use."""
     global _encoder
-    if encoder is not None:
-        if not VECTOR_WEIGHTS_PATH.is_file():
-            encoder = None
-        else:
-            fitted = json.loads(VECTOR_WEIGHTS_PATH.read_text(encoding="utf-8")).get("encoder_digest")
-            if fitted != encoder.weights_digest:
-                log.warning(
-                    "time model: words only (%s was fitted over other MiniLM weights)", VECTOR_WEIGHTS_PATH.name
-                )
-                encoder = None
     _encoder = encoder
     _model.cache_clear()
-    return encoder is not None
+    if encoder is None:
+        return False
+    model = _model()
+    if model is None or model.dense is None or model.encoder_digest != encoder.weights_digest:
+        if model is not None and model.dense is not None:
+            log.warning("time model: words only (%s was fitted over other MiniLM weights)", VECTOR_WEIGHTS_PATH.name)
+        _encoder = None
+        _model.cache_clear()
+        return False
+    return True
 
 
 def use_model(enabled: bool) -> None:
