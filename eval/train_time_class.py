@@ -3,6 +3,7 @@
     python -m eval.train_time_class            # 5-fold CV on dev for L2 and the override point, fit, write
     python -m eval.train_time_class --cv-only  # the CV table only
     python -m eval.train_time_class --vectors  # with the MiniLM vector features: time_weights-minilm.json
+    python -m eval.train_time_class --vectors --layers 6 --cv-only   # the depth compared (1, 2, 6)
 
 With --vectors the question's MiniLM vector after the model's first VECTOR_LAYERS layers (mean-pooled,
 unit length, times a scale chosen with L2 by the same cross-validation) joins the binary features.
@@ -95,14 +96,14 @@ def fit(
     return w, b, vocab
 
 
-def question_vectors(rows: list[dict]) -> tuple[np.ndarray, str]:
+def question_vectors(rows: list[dict], layers: int = VECTOR_LAYERS) -> tuple[np.ndarray, str]:
     """Each question's vector features (app/language/time.question_vector's), and the encoder's digest."""
     from app.providers.rerank.minilm_shallow import optional_encoder
 
     encoder = optional_encoder("")
     if encoder is None:
         raise SystemExit("--vectors needs the MiniLM model: scripts/bootstrap semantic")
-    vectors = np.array([encoder.shallow_vector(r["question"], VECTOR_LAYERS) for r in rows])
+    vectors = np.array([encoder.shallow_vector(r["question"], layers) for r in rows])
     return vectors, encoder.weights_digest
 
 
@@ -152,12 +153,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cv-only", action="store_true")
     ap.add_argument("--vectors", action="store_true", help="with the MiniLM vector features (the `semantic` extra)")
+    ap.add_argument("--layers", type=int, default=VECTOR_LAYERS, help="with --vectors: MiniLM layers the vector reads")
     args = ap.parse_args()
     rows = load("dev") + load_docs("dev")
     feats = featurise(rows)
     labels = [CLASSES.index(TimeClass(r["time"])) for r in rows]
     rules = [keyword_rules(r["question"]) for r in rows]
-    vectors, digest = question_vectors(rows) if args.vectors else (None, "")
+    vectors, digest = question_vectors(rows, args.layers) if args.vectors else (None, "")
     table = []
     for l2 in L2_GRID:
         for scale in SCALE_GRID if vectors is not None else (0.0,):
@@ -194,7 +196,7 @@ def main() -> None:
         out.update(
             dense=[[round(float(v), 5) for v in row] for row in w[len(vocab) :]],
             dense_scale=scale,
-            dense_layers=VECTOR_LAYERS,
+            dense_layers=args.layers,
             encoder_digest=digest,
         )
         path = VECTOR_WEIGHTS_PATH

@@ -26,7 +26,7 @@ on the 200 pages of the dates benchmark, never used to tune extraction, without 
 while still making 13 of those 14 replacements (a grid over density 0.05-0.50 and rival share
 0.25-1.0) is density 0.11 with rival share 0.25. Asking less loses no F1 on either half of the
 extraction benchmark (on every asked page there that the lower density no longer asks, the two
-agreed), and a page's mean extraction time falls from 5.8 to 3.7 ms (docs/EXTRACTION.md).
+agreed), and a page's mean extraction CPU falls from 5.5 to 3.7 ms (`python -m bench.fallback_gate`).
 """
 
 from __future__ import annotations
