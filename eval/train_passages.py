@@ -32,7 +32,7 @@ import json
 import math
 import pickle
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -44,6 +44,7 @@ from app.pipeline import select
 from app.pipeline.answerability_features import api_entry
 from app.pipeline.passage_rank import FEATURES, HandSetScorer, RankingContext
 from app.pipeline.passages import Passage
+from app.providers.rerank.base import build_reranker
 from app.settings import Settings
 from app.tokens import TokenCounter
 from eval.cases import load_cases
@@ -52,6 +53,7 @@ from eval.runner import run_mode
 L2 = 1.0
 FOLDS = 5
 SEED = 20261203
+RERANKER_MARK = "reranker: rebuilt from the settings on load"
 CANDIDATES_PER_CASE = 80  # the hand-set scorer's top passages of a case are its training rows
 GRID = {
     "same_doc_discount": (0.0, 0.03, 0.06, 0.12),
@@ -130,15 +132,33 @@ class Record:
 
 
 def save_records(records: list[Record], path: Path) -> None:
-    # Plain tuples: a Record pickled under `python -m` would name __main__ as its module.
-    path.write_bytes(pickle.dumps([(r.case_id, r.golds, r.args, r.kwargs) for r in records]))
+    # Plain tuples: a Record pickled under `python -m` would name __main__ as its module. Threads and
+    # locks do not pickle: the run's context goes without its CPU queue (selection does not use it),
+    # and the reranker is saved as a mark and rebuilt from the settings when the file is loaded.
+    rows = [
+        (
+            r.case_id,
+            r.golds,
+            (*r.args[:3], replace(r.args[3], cpu=None)),
+            {k: (RERANKER_MARK if k == "reranker" and v is not None else v) for k, v in r.kwargs.items()},
+        )
+        for r in records
+    ]
+    path.write_bytes(pickle.dumps(rows))
 
 
 def load_records(path: Path) -> list[Record]:
     """Selections saved by --save. The requests hold their token counter, which tiktoken rebuilds
     from the offline cache the service provisions."""
-    TokenCounter.for_settings(Settings())
-    return [Record(*row) for row in pickle.loads(path.read_bytes())]
+    settings = Settings()
+    TokenCounter.for_settings(settings)
+    records = [Record(*row) for row in pickle.loads(path.read_bytes())]
+    if any(r.kwargs.get("reranker") == RERANKER_MARK for r in records):
+        reranker = build_reranker(settings)
+        for r in records:
+            if r.kwargs.get("reranker") == RERANKER_MARK:
+                r.kwargs["reranker"] = reranker
+    return records
 
 
 def collect(paths: list[str], split: str) -> list[Record]:
