@@ -2,6 +2,7 @@
 
     python -m eval.train_passages --save /tmp/sel.pkl     # records the dev split's selections (once)
     python bench/evidence_budget.py /tmp/sel.pkl [--primary-pages]
+    python bench/evidence_budget.py /tmp/sel.pkl --wide   # budgets past the default: recall and size only
     python bench/evidence_budget.py --record eval/labelled/questions/docs*.jsonl   # record in this process
 
 For each (token budget, span ceiling, per-page cap) the recorded selections are replayed with the
@@ -41,6 +42,9 @@ SETTINGS = [
     (5000, 60, 20),
 ]
 PASSES = 3
+# --wide: budgets past the default, recall and evidence size only (what an operator buys with
+# GA_DEFAULT_TOKEN_BUDGET / GA_DEFAULT_MAX_EVIDENCE; the per-page cap is MAX_PASSAGES_PER_DOC).
+WIDE_SETTINGS = [(5000, 40, 12), (6000, 60, 20), (7000, 60, 20), (8000, 80, 24), (10000, 100, 30), (12000, 120, 40)]
 
 
 def replay(records, budget: int, ceiling: int, cap: int, *, assess: bool = False):
@@ -68,6 +72,9 @@ def main() -> None:
         "--record", nargs="+", metavar="CASES", help="instead: run these case files' dev split and record here"
     )
     ap.add_argument("--primary-pages", action="store_true", help="also sweep PRIMARY_DOCS_PER_DOMAIN at 5000/40/12")
+    ap.add_argument(
+        "--wide", action="store_true", help="only budgets past the default: recall and tokens, all and docs"
+    )
     args = ap.parse_args()
     if bool(args.records) == bool(args.record):
         ap.error("give a records file or --record CASES, one of the two")
@@ -77,6 +84,17 @@ def main() -> None:
         "docs": [r for r in records if r.case_id.startswith("docs")],
     }
     print(f"{len(records)} answerable dev cases ({', '.join(f'{k} {len(v)}' for k, v in groups.items())})\n")
+    if args.wide:
+        print(
+            "| budget / ceiling / cap | gold in evidence | median tokens | docs: gold in evidence | docs: median tokens |"
+        )
+        print("|---|---|---|---|---|")
+        for setting in WIDE_SETTINGS:
+            recall, tokens, _ = replay(records, *setting)
+            docs_recall, docs_tokens, _ = replay(groups["docs"], *setting)
+            row = f"{recall:.3f} | {tokens:.0f} | {docs_recall:.3f} | {docs_tokens:.0f}"
+            print(f"| {' / '.join(map(str, setting))} | {row} |")
+        return
     print("| budget / ceiling / cap | gold in evidence | median tokens | CPU ms news | CPU ms docs |")
     print("|---|---|---|---|---|")
     for budget, ceiling, cap in SETTINGS:
