@@ -74,6 +74,7 @@ class Settings(BaseSettings):
     judge_model: str | None = None
     llm_timeout_s: float = 30.0
     llm_connect_timeout_s: float = 5.0
+    # Unused: kept so a configured GA_LLM_MAX_RETRIES still parses. The SDK's retries are off (GA_RETRY_*).
     llm_max_retries: int = 1
 
     # Upstream resilience (app/providers/retry.py, breaker.py; docs/OPERATIONS.md "Upstream resilience")

@@ -106,7 +106,10 @@ def omitted(description: str) -> Any:
 
 class ErrorDetail(Wire):
     message: str
-    type: str = Field(..., description="invalid_request_error, authentication_error, upstream_error or server_error.")
+    type: str = Field(
+        ...,
+        description="invalid_request_error, authentication_error, rate_limit_error, upstream_error or server_error.",
+    )
     param: str | None
     code: str | None
 
