@@ -14,7 +14,9 @@ from the service process, whose threads and sockets a plain fork would copy. The
 must be import-safe, as multiprocessing requires (`python -m uvicorn` is). A child that dies (a parser
 crash, the OOM killer) breaks the pool: the pool is rebuilt and the call tried once more in the new
 one; a call that kills a child twice raises `ProcessLost` — the page is lost, not the request and not
-the service (in a thread the same crash takes the whole process down).
+the service (in a thread the same crash takes the whole process down). A call that has not answered
+within `CALL_TIMEOUT_S` counts as a death too (its children are terminated and the pool rebuilt): a
+stuck child, or a pool that broke without telling its futures, must not hold a CPU thread forever.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import multiprocessing
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
@@ -31,6 +34,9 @@ from app import metrics
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+# A page's extraction takes milliseconds to a second on bounded markup (app/pipeline/extract.py); a call
+# still unanswered after this long is stuck, not slow.
+CALL_TIMEOUT_S = 30.0
 
 
 class ProcessLost(RuntimeError):
@@ -41,9 +47,10 @@ class CpuProcesses:
     """`call(fn, *args)`: fn(*args) in one of `processes` children, from a thread that it blocks
     (without the GIL) until the child answers. fn and args must pickle; fn is found by name."""
 
-    def __init__(self, processes: int, preload: Sequence[str] = ()) -> None:
+    def __init__(self, processes: int, preload: Sequence[str] = (), *, timeout_s: float = CALL_TIMEOUT_S) -> None:
         self.processes = processes
         self.preload = list(preload)
+        self.timeout_s = timeout_s
         self._lock = threading.Lock()
         self._pool: ProcessPoolExecutor | None = None
         self._generation = 0  # bumped at each rebuild, so threads that saw one break rebuild once
@@ -58,12 +65,20 @@ class CpuProcesses:
         for attempt in (1, 2):
             pool, generation = self._current()
             try:
-                return pool.submit(fn, *args).result()
+                return pool.submit(fn, *args).result(timeout=self.timeout_s)
             except BrokenProcessPool:
                 metrics.CPU_PROCESS_DEATHS.inc()
                 log.warning("a CPU worker process died (attempt %d of 2); the pool is rebuilt", attempt)
                 self._rebuild(generation)
-        raise ProcessLost("the call's worker process died twice")
+            except FutureTimeout:
+                metrics.CPU_PROCESS_DEATHS.inc()
+                log.warning(
+                    "a CPU call gave no answer in %.0f s (attempt %d of 2); the pool is rebuilt",
+                    self.timeout_s,
+                    attempt,
+                )
+                self._rebuild(generation, terminate=True)
+        raise ProcessLost("the call's worker process died or hung twice")
 
     def close(self) -> None:
         with self._lock:
@@ -80,14 +95,21 @@ class CpuProcesses:
                 self._pool = ProcessPoolExecutor(max_workers=self.processes, mp_context=context)
             return self._pool, self._generation
 
-    def _rebuild(self, seen: int) -> None:
+    def _rebuild(self, seen: int, *, terminate: bool = False) -> None:
         with self._lock:
             if self._generation != seen:  # another thread rebuilt it already
                 return
             old, self._pool = self._pool, None
             self._generation += 1
-        if old is not None:
-            old.shutdown(wait=False, cancel_futures=True)
+        if old is None:
+            return
+        if terminate:
+            # shutdown() would wait for (or leave running) the stuck child; Python 3.11's executor has no
+            # public way to end its workers, so they are ended through its process table.
+            workers = getattr(old, "_processes", None) or {}
+            for process in list(workers.values()):
+                process.terminate()
+        old.shutdown(wait=False, cancel_futures=True)
 
 
 def _ready() -> bool:

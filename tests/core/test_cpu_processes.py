@@ -53,3 +53,25 @@ def test_a_call_that_kills_two_children_is_given_up_and_the_pool_serves_the_next
     with pytest.raises(ProcessLost):
         processes.call(_die, "crash")
     assert processes.call(_pid_and_double, 1)[1] == 2
+
+
+def _sleep(seconds: float) -> str:
+    import time
+
+    time.sleep(seconds)
+    return "late"
+
+
+def test_a_call_that_hangs_is_given_up_and_the_pool_serves_the_next():
+    """A stuck child (or a pool that broke without telling its futures) costs the call, not a CPU thread
+    forever: after the timeout, twice, the call is lost and the rebuilt pool answers the next one."""
+    pool = CpuProcesses(1, timeout_s=1.0)
+    pool.start()
+    try:
+        deaths = metrics.CPU_PROCESS_DEATHS._value.get()
+        with pytest.raises(ProcessLost):
+            pool.call(_sleep, 120)
+        assert metrics.CPU_PROCESS_DEATHS._value.get() == deaths + 2
+        assert pool.call(_pid_and_double, 4)[1] == 8
+    finally:
+        pool.close()
