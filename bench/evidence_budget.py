@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from app.language.question import analyse  # noqa: E402
 from app.pipeline import select  # noqa: E402
 from app.pipeline.answerability import build_scorer  # noqa: E402
+from eval.metrics import states  # noqa: E402
 from eval.train_passages import collect, load_records  # noqa: E402
 
 SETTINGS = [
@@ -59,7 +60,7 @@ def replay(records, budget: int, ceiling: int, cap: int, *, assess: bool = False
         sel = select.select_evidence(docs, question, freshness_days, ctx, **{**r.kwargs, "per_doc_cap": cap})
         if assess:
             scorer.assess(analyse(question), sel.evidence, date.today())
-        hits += any(g in e.text.lower() for g in r.golds for e in sel.evidence)
+        hits += any(states(e.text.lower(), g) for g in r.golds for e in sel.evidence)
         tokens.append(sel.prompt_tokens)
     ms = (time.process_time() - t0) * 1000 / max(1, len(records))
     return hits / max(1, len(records)), statistics.median(tokens) if tokens else 0, ms

@@ -48,6 +48,7 @@ from app.providers.rerank.base import build_reranker
 from app.settings import Settings
 from app.tokens import TokenCounter
 from eval.cases import load_cases
+from eval.metrics import states
 from eval.runner import run_mode
 
 L2 = 1.0
@@ -193,7 +194,9 @@ def rows(record: Record) -> list[tuple[tuple[float, ...], bool]]:
     cand = select.rank_candidates(docs, question, freshness_days, ctx, reranker=record.kwargs.get("reranker"))
     hand = HandSetScorer()
     scored = sorted(zip(cand.features, cand.passages), key=lambda fp: -hand.score(fp[0]))[:CANDIDATES_PER_CASE]
-    return [(f + extra_features(p, cand.ranking), any(g in p.text.lower() for g in record.golds)) for f, p in scored]
+    return [
+        (f + extra_features(p, cand.ranking), any(states(p.text.lower(), g) for g in record.golds)) for f, p in scored
+    ]
 
 
 def fit(
@@ -222,7 +225,7 @@ def recall(records: list[Record], scorer) -> float:
             extra = {tuple(f): extra_features(p, cand.ranking) for f, p in zip(cand.features, cand.passages)}
             scorer.extra = _ByValue(extra)
         sel = select.select_evidence(docs, question, freshness_days, ctx, scorer=scorer, **r.kwargs)
-        hit += any(g in e.text.lower() for g in r.golds for e in sel.evidence)
+        hit += any(states(e.text.lower(), g) for g in r.golds for e in sel.evidence)
     return hit / max(1, len(records))
 
 
