@@ -120,6 +120,10 @@ class Settings(BaseSettings):
     reranker_path: Path | None = None
     reranker_weight: float = 0.5  # share of the final passage score that comes from the reranker
     rerank_top_k: int = 30
+    # The reranker's first N passages are offered evidence before the blended order, even when they
+    # share no word with the question (0 = off). 12 from replayed dev selections (docs/EVALUATION.md,
+    # "Seats for the reranker's head"): `python bench/evidence_budget.py F --seats`.
+    dense_evidence_seats: int = Field(default=12, ge=0, le=200)
     # Vectors of the corpus's evidence passages, computed offline (python -m app.pipeline.evidence_vectors):
     # with them the MiniLM reranker scores every stored passage for the cost of the question's embedding.
     evidence_vectors_path: Path | None = None  # None = <corpus_dir>.vectors/evidence-minilm.npz

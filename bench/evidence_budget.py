@@ -3,6 +3,7 @@
     python -m eval.train_passages --save /tmp/sel.pkl     # records the dev split's selections (once)
     python bench/evidence_budget.py /tmp/sel.pkl [--primary-pages]
     python bench/evidence_budget.py /tmp/sel.pkl --wide   # budgets past the default: recall and size only
+    python bench/evidence_budget.py /tmp/sel.pkl --seats  # GA_DENSE_EVIDENCE_SEATS swept at the default budget
     python bench/evidence_budget.py --record eval/labelled/questions/docs*.jsonl   # record in this process
 
 For each (token budget, span ceiling, per-page cap) the recorded selections are replayed with the
@@ -28,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from app.language.question import analyse  # noqa: E402
 from app.pipeline import select  # noqa: E402
 from app.pipeline.answerability import build_scorer  # noqa: E402
+from app.settings import Settings  # noqa: E402
 from eval.metrics import states  # noqa: E402
 from eval.train_passages import collect, load_records  # noqa: E402
 
@@ -48,7 +50,10 @@ PASSES = 3
 WIDE_SETTINGS = [(5000, 40, 12), (6000, 60, 20), (7000, 60, 20), (8000, 80, 24), (10000, 100, 30), (12000, 120, 40)]
 
 
-def replay(records, budget: int, ceiling: int, cap: int, *, assess: bool = False):
+SEATS = [0, 4, 8, 10, 12, 14, 16, 20]
+
+
+def replay(records, budget: int, ceiling: int, cap: int, *, assess: bool = False, seats: int | None = None):
     scorer = build_scorer("learned")
     hits, tokens = 0, []
     t0 = time.process_time()
@@ -56,6 +61,10 @@ def replay(records, budget: int, ceiling: int, cap: int, *, assess: bool = False
         docs, question, freshness_days, ctx = r.args
         ctx = copy.copy(ctx)
         ctx.options = dataclasses.replace(ctx.options, token_budget=budget, max_evidence=ceiling)
+        # the recorded settings, seats as given or as shipped (a file recorded before they existed)
+        ctx.settings = ctx.settings.model_copy(
+            update={"dense_evidence_seats": Settings().dense_evidence_seats if seats is None else seats}
+        )
         # The request's own options as recorded (the reranker among them), the per-page cap swept.
         sel = select.select_evidence(docs, question, freshness_days, ctx, **{**r.kwargs, "per_doc_cap": cap})
         if assess:
@@ -76,6 +85,7 @@ def main() -> None:
     ap.add_argument(
         "--wide", action="store_true", help="only budgets past the default: recall and tokens, all and docs"
     )
+    ap.add_argument("--seats", action="store_true", help="only the reranker's evidence seats, at 5000/40/12")
     args = ap.parse_args()
     if bool(args.records) == bool(args.record):
         ap.error("give a records file or --record CASES, one of the two")
@@ -85,6 +95,14 @@ def main() -> None:
         "docs": [r for r in records if r.case_id.startswith("docs")],
     }
     print(f"{len(records)} answerable dev cases ({', '.join(f'{k} {len(v)}' for k, v in groups.items())})\n")
+    if args.seats:
+        print("| seats | gold in evidence | median tokens | docs: gold in evidence | docs: median tokens |")
+        print("|---|---|---|---|---|")
+        for n in SEATS:
+            recall, tokens, _ = replay(records, 5000, 40, 12, seats=n)
+            docs_recall, docs_tokens, _ = replay(groups["docs"], 5000, 40, 12, seats=n)
+            print(f"| {n} | {recall:.3f} | {tokens:.0f} | {docs_recall:.3f} | {docs_tokens:.0f} |")
+        return
     if args.wide:
         print(
             "| budget / ceiling / cap | gold in evidence | median tokens | docs: gold in evidence | docs: median tokens |"

@@ -277,3 +277,21 @@ def local_day_of_utc_stamp(raw: str, offset_hours: float) -> date | None:
         return None
     local = stamp + timedelta(hours=offset_hours)
     return plausible(local.year, local.month, local.day)
+
+
+# The UTC offsets a publisher's local day can plausibly sit at (Hawaii to New Zealand).
+LOCAL_OFFSET_RANGE = (-10.0, 12.0)
+
+
+def utc_stamp_allows_day(raw: str, day: date) -> bool:
+    """Whether a UTC stamp can be ``day`` somewhere a publisher plausibly sits: the stamp's instant
+    falls on ``day`` at some offset in LOCAL_OFFSET_RANGE. False when ``raw`` is not a UTC stamp."""
+    m = _UTC_STAMP_RE.search(raw)
+    if not m:
+        return False
+    try:
+        stamp = datetime(int(m[1]), int(m[2]), int(m[3]), int(m[4]), int(m[5]))
+    except ValueError:
+        return False
+    west, east = ((stamp + timedelta(hours=h)).date() for h in LOCAL_OFFSET_RANGE)
+    return west <= day <= east

@@ -34,6 +34,7 @@ from app.extract.date_parse import (
     parse_http_date,
     parse_human_date,
     utc_offset_for_url,
+    utc_stamp_allows_day,
 )
 from app.extract.fallback import LXML_LOCK
 
@@ -114,6 +115,10 @@ def find_page_dates(
             shown = _shown_day_near_midnight(parser, published, raw)
             if shown:
                 return PageDates(shown[0], modified or shown[0], shown[1])
+            url_day = date_in_url(url) if url else None
+            if url_day and url_day != published and utc_stamp_allows_day(raw, url_day):
+                # the publisher's URL names its local day; the UTC stamp is the same moment
+                return PageDates(url_day, modified or url_day, "url")
             return PageDates(published, modified or published, source)
     for source, finder in (
         ("time", lambda: _time_element_date(parser)),

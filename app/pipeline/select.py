@@ -34,6 +34,7 @@ from app.urls import domain_matches, host_of
 
 HANDSET = HandSetScorer()
 NEAR_DUP_THRESHOLD = 0.7  # Jaccard of 5-word shingles (see docs/ARCHITECTURE.md)
+SEAT_LEAD = 1e6  # far above any passage score: seated passages are offered first
 MAX_PASSAGES_PER_DOC = 12  # a ceiling; packing is by the token budget, with a diversity discount
 # A primary (vendor) domain is one source but may lend several pages: the answer to a how-to can sit
 # on another page of the same documentation. Independent-source counting still sees one domain.
@@ -159,6 +160,9 @@ class Candidates:
     features: list[tuple[float, ...]]  # per passage, passage_rank.FEATURES
     ranking: RankingContext  # the question's analysis (its terms), the scale and IDF the features used
     lexical_features: list[tuple[float, ...]] | None = None  # before a reranker's blend (None: none ran)
+    # The passages the reranker scored, its best first: the first `dense_evidence_seats` of them are
+    # offered evidence before the blended order (hybrid retrieval's union of both retrievers' heads).
+    reranked: list[Passage] | None = None
 
 
 def rank_candidates(
@@ -203,12 +207,14 @@ def rank_candidates(
         trusted=frozenset(d.url for d in docs if trusted and domain_matches(host_of(d.url), trusted)),
     )
     features = [passage_features(p, rc) for p in passages]
-    lexical_features = None
-    if reranker is not None and passages and _rerank(reranker, question, passages, rc.top, ctx):
+    lexical_features = reranked = None
+    if reranker is not None and passages:
+        reranked = _rerank(reranker, question, passages, rc.top, ctx)
+    if reranked:
         lexical_features, rc = features, replace(rc, top=1.0)  # the blend is on a 0..1 scale
         # Only the lexical feature reads the (now blended) score: the others are the same as before.
         features = [(lexical_feature(p, rc), *f[1:]) for p, f in zip(passages, lexical_features)]
-    return Candidates(docs, also, decisions, passages, features, rc, lexical_features)
+    return Candidates(docs, also, decisions, passages, features, rc, lexical_features, reranked or None)
 
 
 def select_evidence(
@@ -260,19 +266,29 @@ def select_evidence(
     pool = [
         p for p in passages if p.doc.url in chosen_docs and p.score > scorer.min_score and not q_set.isdisjoint(p.terms)
     ]
+    # Seats for the reranker's own head: a passage it ranks among its first few is offered before the
+    # blended order, even when it shares no word with the question (the paraphrase BM25 cannot see).
+    seats = [p for p in (cand.reranked or ()) if p.doc.url in chosen_docs][: ctx.settings.dense_evidence_seats]
+    seated = {id(p) for p in seats}
+    pool = seats + [p for p in pool if id(p) not in seated]
     # Greedy by score, discounted by what the page already lent: other pages get their turn. A heap of
     # (-discounted score, position, the page's count it was pushed with): a page's count only grows, so
     # an entry pushed with an older count is an upper bound, pushed again with the new one when it
     # surfaces; ties go to the earlier passage (the order of a linear scan).
     discount = scorer.same_doc_discount
-    heap = [(-p.score, i, 0) for i, p in enumerate(pool)]
+    n_seats = len(seats)
+
+    def key(i: int, lent: int) -> float:  # a seat's key comes before every blended score's
+        return -(pool[i].score - discount * lent) - (SEAT_LEAD if i < n_seats else 0.0)
+
+    heap = [(key(i, 0), i, 0) for i in range(len(pool))]
     heapq.heapify(heap)
     while heap and len(evidence) < opts.max_evidence:
         _, i, seen = heapq.heappop(heap)
         p = pool[i]
         lent = per_doc.get(p.doc.url, 0)
         if lent != seen:
-            heapq.heappush(heap, (-(p.score - discount * lent), i, lent))
+            heapq.heappush(heap, (key(i, lent), i, lent))
             continue
         if lent >= per_doc_cap:
             continue
@@ -339,9 +355,9 @@ def prescan_instructions(doc: Document, stop: Callable[[], bool] = lambda: False
     return scanned
 
 
-def _rerank(reranker, question: str, passages: list[Passage], top: float, ctx: RunContext) -> bool:
-    """Blend the reranker's view into the top-k lexical scores (both scaled to 0..1); False when it
-    had nothing to score (the scores are left as they were)."""
+def _rerank(reranker, question: str, passages: list[Passage], top: float, ctx: RunContext) -> list[Passage]:
+    """Blend the reranker's view into the top-k lexical scores (both scaled to 0..1) and return the
+    passages it scored, its best first; empty when it had nothing to score (the scores stand)."""
     stored_only = getattr(reranker, "stored_only", False)
     # Passages whose vectors were computed offline cost nothing: all of them take part, not only the
     # lexical top k (the answer BM25 ranks 50th shares few words with the question, which is the case
@@ -357,7 +373,7 @@ def _rerank(reranker, question: str, passages: list[Passage], top: float, ctx: R
         head = ranked[:k] + ([p for p in ranked[k:] if stored(rerank_text(p.heading, p.text))] if stored else [])
         scores = reranker.score(question, [rerank_text(p.heading, p.text) for p in head]) if head else []
     if not head:
-        return False  # nothing to rerank (a stored-only reranker and web pages): the lexical scores stand
+        return []  # nothing to rerank (a stored-only reranker and web pages): the lexical scores stand
     lo, hi = min(scores, default=0.0), max(scores, default=0.0)
     w = ctx.settings.reranker_weight
     head_set = {id(p) for p in head}
@@ -368,4 +384,5 @@ def _rerank(reranker, question: str, passages: list[Passage], top: float, ctx: R
             p.score = (1 - w) * p.score / top if stored_only else 0.0
     for p, s in zip(head, scores):
         p.score += w * ((s - lo) / (hi - lo) if hi > lo else 1.0)
-    return True
+    order = sorted(range(len(head)), key=lambda i: -scores[i])  # stable: ties keep the passages' order
+    return [head[i] for i in order]

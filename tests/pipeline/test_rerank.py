@@ -122,3 +122,46 @@ def test_stored_passages_beyond_the_lexical_top_k_are_reranked_too():
     unstored = StoredOnly("NOWHERE")
     select_evidence(docs, "Acme Cloud Pro plan projects support billing", 30, ctx, reranker=unstored)
     assert len(unstored.asked) == 3  # only the lexical top k, as before
+
+
+class StoredVectors:
+    """The shipped reranker's shape under "auto": every passage has a stored vector (stored_only)."""
+
+    name = "stored-vectors"
+    stored_only = True
+
+    def __init__(self, best_marker: str):
+        self.marker = best_marker
+
+    def score_stored(self, question, texts):
+        return [1.0 if self.marker in t else 0.1 for t in texts]
+
+
+def _seat_case(seats: int, budget: int = 5000, long: int = 0):
+    # Twelve passages that share the question's words, and the answer, which shares none of them
+    # (a paraphrase): BM25 cannot see it, the reranker ranks it first.
+    filler = [
+        f"The Acme Cloud Pro plan note {i} covers projects and support for plan {i}. " * (1 + long) for i in range(12)
+    ]
+    answer = "Invoices arrive monthly by card; receipts go to the account owner."
+    settings = Settings(dense_evidence_seats=seats)
+    ctx = make_ctx(min_sources=1, token_budget=budget)
+    ctx.settings = settings
+    ctx.tokens = TokenCounter(settings.tiktoken_cache_dir)
+    docs = [make_doc(f"https://s{i}.example/p", [p], published=TODAY, rank=i) for i, p in enumerate([*filler, answer])]
+    return select_evidence(docs, "Acme Cloud Pro plan projects support", 30, ctx, reranker=StoredVectors("Invoices"))
+
+
+def test_the_rerankers_first_passages_get_a_seat_even_sharing_no_word_with_the_question():
+    without = _seat_case(seats=0)
+    assert not any("Invoices" in e.text for e in without.evidence)  # a shared word was required
+    seated = _seat_case(seats=1)
+    assert any("Invoices" in e.text for e in seated.evidence)
+
+
+def test_a_seat_is_offered_before_the_blended_order_when_the_budget_is_tight():
+    # fillers of ~240 tokens (with their header line) and a budget of 256: room for one filler or the answer, not both; the
+    # seated answer is offered first, so it is the one taken
+    tight = _seat_case(seats=1, budget=256, long=11)
+    assert ["Invoices" in e.text for e in tight.evidence] == [True]
+    assert ["Invoices" in e.text for e in _seat_case(seats=0, budget=256, long=11).evidence] == [False]
