@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from datetime import UTC, date, datetime, timedelta
 
+from dateutil import parser as dateutil_parser
+
 MIN_DATE = date(1995, 1, 1)
 
 _MONTHS = {
@@ -254,9 +256,11 @@ TLD_UTC_OFFSET: dict[str, float] = {
     "au": 10,
     "nz": 12,
 }
+# ISO-like, seconds optional and tolerated with one digit ("23:15:0Z" is seen in the wild)
 _UTC_STAMP_RE = re.compile(
-    r"((?:19|20)\d\d)-(\d\d)-(\d\d)[T ](\d\d):(\d\d)(?::\d\d(?:\.\d+)?)?\s*(?:Z|[+-]00:?00)(?!\d)"
+    r"((?:19|20)\d\d)-(\d\d)-(\d\d)[T ](\d\d):(\d\d)(?::\d\d?(?:\.\d+)?)?\s*(?:Z|[+-]00:?00)(?!\d)"
 )
+_NAMED_UTC_RE = re.compile(r"\b(?:GMT|UTC)\b")
 
 
 def utc_offset_for_url(url: str | None) -> float | None:
@@ -266,14 +270,31 @@ def utc_offset_for_url(url: str | None) -> float | None:
     return TLD_UTC_OFFSET.get(host.rsplit(".", 1)[-1]) if "." in host else None
 
 
-def local_day_of_utc_stamp(raw: str, offset_hours: float) -> date | None:
-    """The calendar day a UTC stamp falls on at the given offset (None if ``raw`` is not UTC)."""
+def utc_instant(raw: str) -> datetime | None:
+    """The moment a stamp written in UTC names (naive, in UTC); None when ``raw`` is not a UTC stamp.
+    ISO-like stamps by pattern; named ones ("Sun, 11 Oct 2020 07:34:36 GMT", a script's
+    "Tue Nov 19 2019 03:05:46 GMT+0000") by dateutil, kept only when their offset is zero."""
     m = _UTC_STAMP_RE.search(raw)
-    if not m:
+    if m:
+        try:
+            return datetime(int(m[1]), int(m[2]), int(m[3]), int(m[4]), int(m[5]))
+        except ValueError:
+            return None
+    if len(raw) > 64 or not _NAMED_UTC_RE.search(raw):
         return None
     try:
-        stamp = datetime(int(m[1]), int(m[2]), int(m[3]), int(m[4]), int(m[5]))
-    except ValueError:
+        stamp = dateutil_parser.parse(raw)
+    except (ValueError, OverflowError):
+        return None
+    if stamp.tzinfo is None or stamp.utcoffset() != timedelta(0):
+        return None
+    return stamp.replace(tzinfo=None)
+
+
+def local_day_of_utc_stamp(raw: str, offset_hours: float) -> date | None:
+    """The calendar day a UTC stamp falls on at the given offset (None if ``raw`` is not UTC)."""
+    stamp = utc_instant(raw)
+    if stamp is None:
         return None
     local = stamp + timedelta(hours=offset_hours)
     return plausible(local.year, local.month, local.day)
@@ -286,12 +307,8 @@ LOCAL_OFFSET_RANGE = (-10.0, 12.0)
 def utc_stamp_allows_day(raw: str, day: date) -> bool:
     """Whether a UTC stamp can be ``day`` somewhere a publisher plausibly sits: the stamp's instant
     falls on ``day`` at some offset in LOCAL_OFFSET_RANGE. False when ``raw`` is not a UTC stamp."""
-    m = _UTC_STAMP_RE.search(raw)
-    if not m:
-        return False
-    try:
-        stamp = datetime(int(m[1]), int(m[2]), int(m[3]), int(m[4]), int(m[5]))
-    except ValueError:
+    stamp = utc_instant(raw)
+    if stamp is None:
         return False
     west, east = ((stamp + timedelta(hours=h)).date() for h in LOCAL_OFFSET_RANGE)
     return west <= day <= east
