@@ -18,6 +18,7 @@ from app.domain.types import Evidence
 from app.language.question import analyse
 from app.pipeline.answerability import LexicalAnswerability
 from eval.cases import load_cases
+from eval.metrics import states
 from eval.runner import run_mode
 
 
@@ -54,7 +55,7 @@ def scores(split: str, paths: list[str]) -> list[tuple[str, bool, float]]:
             continue  # the gate decided; nothing to calibrate
         golds = [g.lower() for g in case.gold_answers]
         answerable = case.expected_status == "grounded" and any(
-            g in e["text"].lower() for g in golds for e in got["evidence"]
+            states(e["text"].lower(), g) for g in golds for e in got["evidence"]
         )
         if case.expected_status == "grounded" and not answerable:
             continue  # recall's failure, not answerability's

@@ -36,6 +36,7 @@ from app.pipeline.answerability import (
 )
 from eval.calibrate import _evidence
 from eval.cases import Case, load_cases
+from eval.metrics import states
 from eval.runner import run_mode
 
 L2 = 1.0
@@ -59,7 +60,7 @@ def candidates(
         golds = [g.lower() for g in case.gold_answers or case.gold_all] if case.expected_status == "grounded" else []
         question = got["question"] or case.question
         a = scorer.assess(analyse(question), _evidence(got["evidence"]), date.today())
-        yield case, question, [(m, any(g in m.quoted.lower() for g in golds)) for m in a.best if m.features]
+        yield case, question, [(m, any(states(m.quoted.lower(), g) for g in golds)) for m in a.best if m.features]
 
 
 def collect(paths: list[str], split: str, ranker=None) -> list[tuple[str, bool, list[tuple[tuple[float, ...], bool]]]]:
