@@ -173,7 +173,13 @@ class _Buffer:
 
 def _hint(attrs: dict[str, str | None], tag: str, cache: dict[str, int]) -> int:
     if tag in NEGATIVE_TAGS:
+        if tag == "aside" and _is_footnote(attrs):
+            return 0  # docutils/Sphinx put footnotes in <aside>: part of the text they annotate
         return -2 if tag in STRONG_NEGATIVE_TAGS else -1
+    if tag == "section" and attrs.get("id"):
+        # A <section>'s id is its heading's anchor, a slug of the heading's words ("more-on-lists",
+        # "how-do-i-share-global-variables"), not a layout name: only its class speaks for it.
+        attrs = {"class": attrs.get("class")}
     if attrs.get("itemprop") == "articleBody":  # schema.org says it outright
         return 2
     if tag == "blockquote":
@@ -186,6 +192,11 @@ def _hint(attrs: dict[str, str | None], tag: str, cache: dict[str, int]) -> int:
         hint = _hint_for_names(attrs, cache)
         return hint if hint < 0 else 0
     return _hint_for_names(attrs, cache)
+
+
+def _is_footnote(attrs: dict[str, str | None]) -> bool:
+    role = (attrs.get("role") or "").lower()
+    return role in ("note", "doc-footnote", "doc-endnotes") or "footnote" in (attrs.get("class") or "").lower()
 
 
 def _hint_for_names(attrs: dict[str, str | None], cache: dict[str, int]) -> int:

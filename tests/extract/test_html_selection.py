@@ -97,3 +97,40 @@ def test_article_near_the_title_heading_beats_a_larger_block_elsewhere() -> None
     text = extract_html(page(body)).text
     assert "council approved" in text
     assert "penalty shootout" not in text
+
+
+DOC = "Lists have more methods: append adds an item to the end, and extend appends every item of an iterable. "
+
+
+def test_a_sections_anchor_id_is_not_read_as_a_layout_name() -> None:
+    # Sphinx slugs a section's heading into its id: "More on Lists" -> id="more-on-lists", and a FAQ
+    # entry "How do I share global variables?" -> id="how-do-i-share-global-variables"
+    body = (
+        "<div role='main' class='body'><section id='data-structures'><h1>Data Structures</h1>"
+        f"<section id='more-on-lists'><h2>5.1. More on Lists</h2>{paras(DOC, 3)}</section>"
+        f"<section id='how-do-i-share-global-variables'><h2>How do I share global variables across modules?</h2>{paras(SENTENCE, 2)}</section>"
+        f"<section id='tuples'><h2>5.3. Tuples and Sequences</h2>{paras(DOC.replace('Lists', 'Tuples'), 3)}</section>"
+        "</section></div>"
+    )
+    text = extract_html(page(body, "Data Structures")).text
+    assert "Lists have more methods" in text and "Tuples have more methods" in text
+    assert "council approved" in text
+
+
+def test_a_section_named_by_its_class_is_still_judged_by_it() -> None:
+    body = f"<article>{paras(SENTENCE, 4)}</article><section class='comments' id='c1'>{paras(OTHER, 3)}</section>"
+    text = extract_html(page(body)).text
+    assert "council approved" in text and "penalty shootout" not in text
+
+
+def test_footnotes_in_an_aside_are_kept_and_a_sidebar_aside_is_not() -> None:
+    note = "Since ** has higher precedence than -, -3**2 will be interpreted as -(3**2) and thus result in -9."
+    body = (
+        f"<div role='main'><section id='intro'><h1>Intro</h1>{paras(DOC, 4)}"
+        "<aside class='footnote-list brackets'><aside class='footnote brackets' id='id3' role='note'>"
+        f"<span class='label'>[1]</span><p>{note}</p></aside></aside></section></div>"
+        f"<aside class='sidebar'>{paras(OTHER, 2)}</aside>"
+    )
+    text = extract_html(page(body, "Intro")).text
+    assert "result in -9" in text
+    assert "penalty shootout" not in text
