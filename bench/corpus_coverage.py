@@ -59,6 +59,8 @@ def main() -> None:
         if total:
             rows.append((kept / total, kept, total, str(path.relative_to(CORPUS))))
     kept, total = sum(r[1] for r in rows), sum(r[2] for r in rows)
+    if not total:
+        sys.exit(f"no Sphinx main body found under {CORPUS}")
     print(f"{len(rows)} pages: {kept} of {total} main-body paragraphs kept ({kept / total:.3f})")
     for share, k, t, name in sorted(rows)[: args.worst]:
         print(f"  {share:.2f}  {k:4d} / {t:4d}  {name}")

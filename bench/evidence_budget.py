@@ -61,7 +61,8 @@ def replay(records, budget: int, ceiling: int, cap: int, *, assess: bool = False
         docs, question, freshness_days, ctx = r.args
         ctx = copy.copy(ctx)
         ctx.options = dataclasses.replace(ctx.options, token_budget=budget, max_evidence=ceiling)
-        # the recorded settings, seats as given or as shipped (a file recorded before they existed)
+        # the recorded settings, with the seats as given here or else as Settings() ships them now
+        # (whatever the recording had: a file recorded before seats existed replays with them)
         ctx.settings = ctx.settings.model_copy(
             update={"dense_evidence_seats": Settings().dense_evidence_seats if seats is None else seats}
         )

@@ -284,9 +284,10 @@ def utc_instant(raw: str) -> datetime | None:
         return None
     try:
         stamp = dateutil_parser.parse(raw)
-    except (ValueError, OverflowError):
-        return None
-    if stamp.tzinfo is None or stamp.utcoffset() != timedelta(0):
+        # utcoffset() itself raises for an offset of a day or more ("GMT+2400")
+        if stamp.tzinfo is None or stamp.utcoffset() != timedelta(0):
+            return None
+    except (ValueError, OverflowError, TypeError):
         return None
     return stamp.replace(tzinfo=None)
 

@@ -10,7 +10,8 @@ Sources, in a fixed order of preference (the first that yields a plausible date 
 6. the HTTP ``Last-Modified`` header                                                 -> "http-last-modified"
 7. a date near the top of the page text                                              -> "text"
 Copyright lines never count. Nothing found stays unknown: there is no default to today.
-A UTC stamp (``Z``/``+00:00``) on a country-code domain is read as that country's local day; a
+A UTC stamp (``Z``/``+00:00``, or one naming GMT/UTC with a zero offset) on a country-code domain is
+read as that country's local day; a
 MediaWiki page is dated by its latest revision; in a byline, "Published" beats "Updated". A UTC stamp
 one day from the date in the page's URL, when some offset from Hawaii to New Zealand puts the stamp's
 moment on the URL's day, is read as that day: the URL names the publisher's local day.

@@ -119,7 +119,8 @@ LEAF_TAGS = frozenset({"p", "span", "a", "li", "h1", "h2", "h3", "h4", "h5", "h6
 # Structural tags that say "not the article" as loudly as a class name would.
 NEGATIVE_TAGS = frozenset({"aside", "footer", "form", "figcaption", "address"})
 STRONG_NEGATIVE_TAGS = frozenset({"aside", "footer"})
-HINTED_TAGS = NEGATIVE_TAGS | {"blockquote"}  # tags whose hint does not depend on attributes
+HINTED_TAGS = NEGATIVE_TAGS | {"blockquote"}  # tags hinted even without attributes (a footnote <aside> is not negative)
+_SLUG_SEP_RE = re.compile(r"[-_]")
 
 # Class/id names are lower-cased before matching (case-insensitive alternations are several
 # times slower in ``re``); "ad"/"ads" are matched as whole name parts, not substrings ("header").
@@ -176,10 +177,12 @@ def _hint(attrs: dict[str, str | None], tag: str, cache: dict[str, int]) -> int:
         if tag == "aside" and _is_footnote(attrs):
             return 0  # docutils/Sphinx put footnotes in <aside>: part of the text they annotate
         return -2 if tag in STRONG_NEGATIVE_TAGS else -1
-    if tag == "section" and attrs.get("id"):
-        # A <section>'s id is its heading's anchor, a slug of the heading's words ("more-on-lists",
-        # "how-do-i-share-global-variables"), not a layout name: only its class speaks for it.
-        attrs = {"class": attrs.get("class")}
+    ident = attrs.get("id") if tag == "section" else None
+    if ident and (_SLUG_SEP_RE.search(ident) or _name_hint(ident) != -2):
+        # A <section>'s id is usually its heading's anchor, a slug of the heading ("more-on-lists",
+        # "how-do-i-share-global-variables", "pprint"), not a layout name: it is not read, except a
+        # one-word id that is a strong negative on its own ("comments", "sidebar").
+        attrs = {k: v for k, v in attrs.items() if k != "id"}
     if attrs.get("itemprop") == "articleBody":  # schema.org says it outright
         return 2
     if tag == "blockquote":
@@ -195,8 +198,10 @@ def _hint(attrs: dict[str, str | None], tag: str, cache: dict[str, int]) -> int:
 
 
 def _is_footnote(attrs: dict[str, str | None]) -> bool:
+    # docutils: <aside class="footnote brackets" role="note">; DPUB-ARIA roles. role="note" alone
+    # is any aside note (a "related" box may carry it): not enough.
     role = (attrs.get("role") or "").lower()
-    return role in ("note", "doc-footnote", "doc-endnotes") or "footnote" in (attrs.get("class") or "").lower()
+    return role in ("doc-footnote", "doc-endnotes") or "footnote" in (attrs.get("class") or "").lower()
 
 
 def _hint_for_names(attrs: dict[str, str | None], cache: dict[str, int]) -> int:

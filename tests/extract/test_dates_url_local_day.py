@@ -59,3 +59,11 @@ def test_a_named_utc_stamp_takes_the_url_day_too():
     )
     found = find_page_dates(page, url="https://www.example.com/sites/x/2019/11/18/story/")
     assert found.published == date(2019, 11, 18)
+
+
+def test_an_offset_of_a_day_or_more_is_not_a_utc_stamp_and_does_not_break_the_page():
+    from app.extract.date_parse import utc_instant
+
+    assert utc_instant("Tue Nov 19 2019 03:05:46 GMT+2400") is None
+    found = find_page_dates(_page("Tue Nov 19 2019 03:05:46 GMT+2400"), url="https://example.com.au/2019/11/18/x/")
+    assert found.published is not None

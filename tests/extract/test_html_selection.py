@@ -134,3 +134,14 @@ def test_footnotes_in_an_aside_are_kept_and_a_sidebar_aside_is_not() -> None:
     text = extract_html(page(body, "Intro")).text
     assert "result in -9" in text
     assert "penalty shootout" not in text
+
+
+def test_a_one_word_section_id_and_a_related_note_still_count_against() -> None:
+    body = (
+        f"<article>{paras(SENTENCE, 4)}</article>"
+        f"<section id='comments'>{paras(OTHER, 3)}</section>"
+        f"<aside role='note' class='related-stories'>{paras(OTHER.replace('football', 'tennis'), 3)}</aside>"
+    )
+    text = extract_html(page(body)).text
+    assert "council approved" in text
+    assert "penalty shootout" not in text

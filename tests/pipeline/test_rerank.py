@@ -165,3 +165,25 @@ def test_a_seat_is_offered_before_the_blended_order_when_the_budget_is_tight():
     tight = _seat_case(seats=1, budget=256, long=11)
     assert ["Invoices" in e.text for e in tight.evidence] == [True]
     assert ["Invoices" in e.text for e in _seat_case(seats=0, budget=256, long=11).evidence] == [False]
+
+
+def test_seats_take_at_most_half_the_span_ceiling_and_never_a_passage_under_the_floor():
+    # Twelve passages the question's words match; the reranker likes two that share none: the answer,
+    # and a cookie notice it scores at its floor (scaled to 0, so a blended score of 0).
+    filler = [f"The Acme Cloud Pro plan note {i} covers projects and support for plan {i}." for i in range(12)]
+    answer = "Invoices arrive monthly by card; receipts go to the account owner."
+    cookie = "We use cookies to improve your experience on this site."
+    settings = Settings(dense_evidence_seats=12)
+    ctx = make_ctx(min_sources=1, max_evidence=2)
+    ctx.settings = settings
+    ctx.tokens = TokenCounter(settings.tiktoken_cache_dir)
+    texts = [*filler, answer, cookie]
+    docs = [make_doc(f"https://s{i}.example/p", [p], published=TODAY, rank=i) for i, p in enumerate(texts)]
+    got = select_evidence(docs, "Acme Cloud Pro plan projects support", 30, ctx, reranker=StoredVectors("Invoices"))
+    assert len(got.evidence) == 2
+    assert sum("Invoices" in e.text for e in got.evidence) == 1  # one seat of a ceiling of two
+    assert any("Acme Cloud Pro plan note" in e.text for e in got.evidence)  # the lexical head keeps room
+    ctx = make_ctx(min_sources=1)
+    ctx.settings, ctx.tokens = settings, TokenCounter(settings.tiktoken_cache_dir)
+    wide = select_evidence(docs, "Acme Cloud Pro plan projects support", 30, ctx, reranker=StoredVectors("Invoices"))
+    assert not any("cookies" in e.text for e in wide.evidence)
