@@ -66,18 +66,12 @@ class CpuProcesses:
             pool, generation = self._current()
             try:
                 return pool.submit(fn, *args).result(timeout=self.timeout_s)
-            except BrokenProcessPool:
+            except (BrokenProcessPool, FutureTimeout) as exc:
+                hung = isinstance(exc, FutureTimeout)
                 metrics.CPU_PROCESS_DEATHS.inc()
-                log.warning("a CPU worker process died (attempt %d of 2); the pool is rebuilt", attempt)
-                self._rebuild(generation)
-            except FutureTimeout:
-                metrics.CPU_PROCESS_DEATHS.inc()
-                log.warning(
-                    "a CPU call gave no answer in %.0f s (attempt %d of 2); the pool is rebuilt",
-                    self.timeout_s,
-                    attempt,
-                )
-                self._rebuild(generation, terminate=True)
+                what = f"a CPU call gave no answer in {self.timeout_s:.0f} s" if hung else "a CPU worker process died"
+                log.warning("%s (attempt %d of 2); the pool is rebuilt", what, attempt)
+                self._rebuild(generation, terminate=hung)
         raise ProcessLost("the call's worker process died or hung twice")
 
     def close(self) -> None:

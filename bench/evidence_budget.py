@@ -76,6 +76,16 @@ def replay(records, budget: int, ceiling: int, cap: int, *, assess: bool = False
     return hits / max(1, len(records)), statistics.median(tokens) if tokens else 0, ms
 
 
+def _recall_table(records, docs, first: str, rows) -> None:
+    """Recall and median tokens, all cases and docs apart; rows: (label, (budget, ceiling, cap), seats)."""
+    print(f"| {first} | gold in evidence | median tokens | docs: gold in evidence | docs: median tokens |")
+    print("|---|---|---|---|---|")
+    for label, setting, seats in rows:
+        recall, tokens, _ = replay(records, *setting, seats=seats)
+        docs_recall, docs_tokens, _ = replay(docs, *setting, seats=seats)
+        print(f"| {label} | {recall:.3f} | {tokens:.0f} | {docs_recall:.3f} | {docs_tokens:.0f} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("records", type=Path, nargs="?", help="selections saved by eval.train_passages --save")
@@ -97,23 +107,11 @@ def main() -> None:
     }
     print(f"{len(records)} answerable dev cases ({', '.join(f'{k} {len(v)}' for k, v in groups.items())})\n")
     if args.seats:
-        print("| seats | gold in evidence | median tokens | docs: gold in evidence | docs: median tokens |")
-        print("|---|---|---|---|---|")
-        for n in SEATS:
-            recall, tokens, _ = replay(records, 5000, 40, 12, seats=n)
-            docs_recall, docs_tokens, _ = replay(groups["docs"], 5000, 40, 12, seats=n)
-            print(f"| {n} | {recall:.3f} | {tokens:.0f} | {docs_recall:.3f} | {docs_tokens:.0f} |")
+        _recall_table(records, groups["docs"], "seats", [(str(n), (5000, 40, 12), n) for n in SEATS])
         return
     if args.wide:
-        print(
-            "| budget / ceiling / cap | gold in evidence | median tokens | docs: gold in evidence | docs: median tokens |"
-        )
-        print("|---|---|---|---|---|")
-        for setting in WIDE_SETTINGS:
-            recall, tokens, _ = replay(records, *setting)
-            docs_recall, docs_tokens, _ = replay(groups["docs"], *setting)
-            row = f"{recall:.3f} | {tokens:.0f} | {docs_recall:.3f} | {docs_tokens:.0f}"
-            print(f"| {' / '.join(map(str, setting))} | {row} |")
+        rows = [(" / ".join(map(str, s)), s, None) for s in WIDE_SETTINGS]
+        _recall_table(records, groups["docs"], "budget / ceiling / cap", rows)
         return
     print("| budget / ceiling / cap | gold in evidence | median tokens | CPU ms news | CPU ms docs |")
     print("|---|---|---|---|---|")

@@ -11,9 +11,8 @@ Sources, in a fixed order of preference (the first that yields a plausible date 
 7. a date near the top of the page text                                              -> "text"
 Copyright lines never count. Nothing found stays unknown: there is no default to today.
 A UTC stamp (``Z``/``+00:00``, or one naming GMT/UTC with a zero offset) on a country-code domain is
-read as that country's local day; a
-MediaWiki page is dated by its latest revision; in a byline, "Published" beats "Updated". A UTC stamp
-one day from the date in the page's URL, when some offset from Hawaii to New Zealand puts the stamp's
+read as that country's local day; a MediaWiki page is dated by its latest revision; in a byline,
+"Published" beats "Updated". A UTC stamp one day from the date in the page's URL, when some offset from Hawaii to New Zealand puts the stamp's
 moment on the URL's day, is read as that day: the URL names the publisher's local day.
 
 ``Last-Modified`` is a server fact about the file, not the article: it is always recorded as the

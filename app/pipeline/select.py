@@ -269,13 +269,13 @@ def select_evidence(
     # Seats for the reranker's own head: a passage it ranks among its first few is offered before the
     # blended order, even when it shares no word with the question (the paraphrase BM25 cannot see).
     # Seats take at most half the span ceiling and half the token budget: the lexical head keeps room.
-    n_seats = min(ctx.settings.dense_evidence_seats, opts.max_evidence // 2)
-    seats = [p for p in (cand.reranked or ()) if p.doc.url in chosen_docs and p.score > scorer.min_score][:n_seats]
-    n_seats, seat_budget, seat_used = len(seats), opts.token_budget // 2, 0
+    seat_cap = min(ctx.settings.dense_evidence_seats, opts.max_evidence // 2)
+    seats = [p for p in (cand.reranked or ()) if p.doc.url in chosen_docs and p.score > scorer.min_score][:seat_cap]
+    seat_budget, seat_used = opts.token_budget // 2, 0
     seated = {id(p) for p in seats}
     blended = {id(p) for p in pool}  # where a seat that no longer fits may still compete
     pool = seats + [p for p in pool if id(p) not in seated]
-    unseated: set[int] = set()
+    holding_seat = set(range(len(seats)))  # pool positions still offered ahead of the blended order
     # Greedy by score, discounted by what the page already lent: other pages get their turn. A heap of
     # (-discounted score, position, the page's count it was pushed with): a page's count only grows, so
     # an entry pushed with an older count is an upper bound, pushed again with the new one when it
@@ -283,7 +283,7 @@ def select_evidence(
     discount = scorer.same_doc_discount
 
     def key(i: int, lent: int) -> float:  # a seat's key comes before every blended score's
-        return -(pool[i].score - discount * lent) - (SEAT_LEAD if i < n_seats and i not in unseated else 0.0)
+        return -(pool[i].score - discount * lent) - (SEAT_LEAD if i in holding_seat else 0.0)
 
     heap = [(key(i, 0), i, 0) for i in range(len(pool))]
     heapq.heapify(heap)
@@ -302,8 +302,8 @@ def select_evidence(
         if count_headers:
             extra = count_tokens(ctx, header) + HEADER_OVERHEAD_TOKENS
         tokens = count_tokens(ctx, p.text) + extra
-        if i < n_seats and i not in unseated and seat_used + tokens > seat_budget:
-            unseated.add(i)  # past the seats' share: back to the blended order, if it was there at all
+        if i in holding_seat and seat_used + tokens > seat_budget:
+            holding_seat.discard(i)  # past the seats' share: back to the blended order, if it was there at all
             if id(p) in blended:
                 heapq.heappush(heap, (key(i, lent), i, lent))
             continue
@@ -320,7 +320,7 @@ def select_evidence(
         if not text.strip():
             continue
         used += tokens
-        if i < n_seats and i not in unseated:
+        if i in holding_seat:
             seat_used += tokens
         per_doc[p.doc.url] = per_doc.get(p.doc.url, 0) + 1
         evidence.append(
