@@ -10,6 +10,7 @@ html only, side by side with htmldate. One core pinned, warm-up pass then three 
 since the first version were tuned looking at the even half only.
 
     python bench/dates.py [--json out.json] [--limit N]
+    python bench/dates.py --aeb-url-days   # a second check: AEB pages whose URL has a date, that date as the label
 """
 
 from __future__ import annotations
@@ -112,13 +113,33 @@ def score(outputs: list, pages: list) -> dict[str, float]:
     }
 
 
+def aeb_url_days() -> None:
+    """The AEB extraction pages (never used for dates) whose URL carries a date, that date as the
+    label: how often ours agrees from the HTML alone, and with the URL given."""
+    from app.extract.date_parse import date_in_url
+    from app.extract.dates import find_page_dates
+
+    gold = json.loads((BENCH_DATA / "aeb" / "ground-truth.json").read_text(encoding="utf-8"))
+    dated = [(k, v["url"], date_in_url(v["url"])) for k, v in sorted(gold.items()) if date_in_url(v["url"])]
+    for label, with_url in (("html only", False), ("html + url", True)):
+        agree = 0
+        for page_id, url, day in dated:
+            html = decode_lenient(read_gz(BENCH_DATA / "aeb" / "html" / f"{page_id}.html.gz"))
+            agree += find_page_dates(html, url=url if with_url else None).published == day
+        print(f"aeb pages with a date in the URL: {len(dated)}; ours ({label}) agrees on {agree}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--json")
     ap.add_argument("--limit", type=int)
     ap.add_argument("--misses", action="store_true", help="print ours' misses (html + url), even half only")
     ap.add_argument("--repeats", type=int, default=3, help="timed passes; per-page time is the fastest")
+    ap.add_argument("--aeb-url-days", action="store_true", help="only the AEB URL-date check (no timing)")
     args = ap.parse_args()
+    if args.aeb_url_days:
+        aeb_url_days()
+        return
     pin_one_core()
     pages = load_pages(args.limit)
     inputs = [(url, html) for url, html, _ in pages]
