@@ -150,6 +150,7 @@ _DEFINITION = re.compile(
     r"(?:\s+(?:do|does|mean|for|used for))?\s*\??\s*$|^\s*(?:define|explain)\s+(.+?)\s*\??\s*$",
     re.I,
 )
+_USED_FOR = re.compile(r"\bused for\s*\??\s*$", re.I)
 # "What do I need to call?" asks what to do, not what something is.
 _ASKS_WHAT_TO_DO = re.compile(r"^\s*what\s+(?:do|does|should|can)\s+(?:i|you|we|one)\b", re.I)
 _ATTRIBUTE = re.compile(
@@ -167,7 +168,9 @@ _FOLLOW_ATTRIBUTE = re.compile(
 _HOW_MANY = re.compile(r"\bhow many\s+((?:[\w-]+\s+){0,2}[\w-]+)|\bnumber of\s+((?:[\w-]+\s+){0,2}[\w-]+)", re.I)
 # The measured dimension, when named ("what is the top speed"); "how long" names none.
 _MEASURE_WORD = re.compile(r"\bwhat(?:'s| is| was| are| were) (?:the|its|their) (?:top )?(\w+(?: life)?)", re.I)
-_NUMBER_ANCHOR = re.compile(r"\b\d+(?:\.\d+)+\b")
+# A dotted number is a version ("3.12", "2.4.1"), unless a sign makes it a value ("'-3.14'.zfill(7)"):
+# a minus at the start, after a space, quote, bracket or "=" (not a range's "3.8-3.11").
+_NUMBER_ANCHOR = re.compile(r"(?<![\s'\"(\[=]-)(?<!^-)\b\d+(?:\.\d+)+\b")
 # The dimension a measure question asks for, from its wh-adjective or measured noun; a question
 # naming none of these ("how big", "what size") takes any measure.
 _DIMENSION_WORDS: tuple[tuple[re.Pattern, frozenset[str]], ...] = tuple(
@@ -225,6 +228,8 @@ def asked_kind(question: str) -> AskedKind:
     for kind, rx in _ORDER:
         if rx.search(question):
             return kind
+    if _USED_FOR.search(question) and _DEFINITION.match(question):
+        return AskedKind.definition  # "What is the __all__ variable in a package used for?": its purpose
     if _ATTRIBUTE.match(question) or _FOLLOW_ATTRIBUTE.match(question):
         return AskedKind.attribute
     if _DEFINITION.match(question) and not _ASKS_WHAT_TO_DO.match(question):

@@ -416,7 +416,25 @@ def answer_states_kind(question: QuestionAnalysis, sentences: list[str], *, by_m
     read the sentence and chose it (paraphrase is its job), verification checks it is supported."""
     if question.kind not in CHECKED_KINDS:
         return True
-    return any(typed_match(question, s, beside_focus=not by_model) for s in sentences)
+    return any(
+        typed_match(question, s, beside_focus=not by_model) or _states_code_default(question, s, by_model=by_model)
+        for s in sentences
+    )
+
+
+# A keyword default in an API signature ("sqlite3.connect(database, timeout=5.0, ...)", "Queue(maxsize=0)")
+# is the documented value, its unit the docs' convention: it states a count or a measure. Written without
+# spaces around "=", as signatures are, so prose arithmetic ("x = 5") is not read as one.
+_CODE_DEFAULT = re.compile(r"\b([A-Za-z_]\w*)=(-?\d+(?:\.\d+)?)(?![\w.])")
+
+
+def _states_code_default(question: QuestionAnalysis, sentence: str, *, by_model: bool) -> bool:
+    """A count or measure question answered by a signature's default. Without a model that chose the
+    sentence, the parameter must name a question term ("sleep=0.250" for "how long does it sleep")."""
+    if question.kind not in (AskedKind.count, AskedKind.measure):
+        return False
+    q = set(question.terms)
+    return any(by_model or q & set(terms(m.group(1))) for m in _CODE_DEFAULT.finditer(sentence))
 
 
 def about_other_member(question: QuestionAnalysis, sentence: str) -> bool:

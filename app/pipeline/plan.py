@@ -27,6 +27,7 @@ MAX_QUERIES = 4  # the API's max_queries ceiling: more queries cost more than th
 MIN_QUERY_CHARS = 3  # shorter planner output is noise, not a query
 MAX_QUERY_CHARS = 300  # search APIs cut or refuse longer queries
 PHRASE_EXTRA_KEYWORDS = 3  # keywords added to a quoted-phrase query to keep it specific
+TOP_UP_OVERLAP = 0.6  # a heuristic query sharing this share of its words with a planned one adds nothing
 MAX_FRESHNESS_DAYS = 3650  # the API's freshness_days ceiling (ten years)
 
 log = logging.getLogger(__name__)
@@ -156,6 +157,22 @@ def clean_queries(raw: list, *, cap: int, question: str, today: date, primary_do
     return out[:cap]
 
 
+def top_up(proposed: list[str], own: list[str], *, cap: int) -> list[str]:
+    """The model's queries, then the heuristic planner's that say something new, up to `cap`: a plan
+    never depends on the model alone for its reach. A query whose words mostly repeat an earlier one's
+    (Jaccard >= TOP_UP_OVERLAP) finds the same pages and is left out."""
+    out = list(proposed)
+    seen = [set(words(q.lower())) for q in out]
+    for q in own:
+        if len(out) >= cap:
+            break
+        w = set(words(q.lower()))
+        if w and all(len(w & s) < TOP_UP_OVERLAP * len(w | s) for s in seen):
+            out.append(q)
+            seen.append(w)
+    return out
+
+
 def _keywords(question: str) -> str:
     return " ".join(w for w in re.findall(r"[\w.+#-]+", question) if w.lower() not in STOP_WORDS)
 
@@ -266,6 +283,19 @@ async def llm_plan(
             metrics.ROUTING_FAULTS.inc()
             log.warning("planner gave no usable query; heuristic queries used")
             break
+        if len(queries) < max_queries:
+            queries = top_up(
+                queries,
+                heuristic_plan(
+                    question,
+                    max_queries=max_queries,
+                    freshness_days=freshness_days,
+                    today=today,
+                    primary_domains=primary_domains,
+                    default_window=default_window,
+                ).queries,
+                cap=max_queries,
+            )
         return Plan(queries=queries, freshness_days=window, question=question, by="llm")
     return heuristic_plan(
         question,

@@ -31,6 +31,9 @@ from app.language.time import TimeClass, default_window, time_class
         ("What does functools.cache do?", AskedKind.definition),
         ("What is a coroutine?", AskedKind.definition),
         ("What is the wingspan of the Corvid 9 glider?", AskedKind.attribute),
+        # "used for" asks the purpose of the thing named, not an attribute of it
+        ("What is the __all__ variable in a package's __init__.py used for?", AskedKind.definition),
+        ("What is the battery of the Zephyr X2 made of?", AskedKind.attribute),
         ("And its battery capacity? (Zephyr X2)", AskedKind.attribute),
         ("What does the article say about Stadia pricing?", AskedKind.other),
         ("What is the current interest rate on the Northbank Easy Saver account?", AskedKind.attribute),
@@ -75,6 +78,10 @@ def test_anchors_keep_names_versions_and_years():
     assert {"vanta", "s3"} <= set(anchors_of("What is the top speed of the Vanta S3 scooter?"))
     assert "3.11" in anchors_of("When was Python 3.11 released?")
     assert "2031" in anchors_of("Who won the 2031 final?")
+    # A signed number is a value, not a version; a range's second version is still one.
+    assert anchors_of("How do I left-pad a numeric string like '-3.14' with zeros?") == []
+    assert anchors_of("Why is x=-2.5 rounded down?") == []
+    assert {"3.8", "3.11"} <= set(anchors_of("Which features need Python 3.8-3.11?"))
 
 
 @pytest.mark.parametrize(

@@ -293,3 +293,25 @@ def test_with_a_composing_model_the_skip_reads_the_lexical_features_only():
     ranker, ctx = _StoredOnly(), make_ctx()
     assert _answerability_scorer(ctx, SimpleNamespace(llm=object(), sentence_ranker=ranker)).ranker is None
     assert _answerability_scorer(ctx, SimpleNamespace(llm=None, sentence_ranker=ranker)).ranker is ranker
+
+
+def test_a_signature_default_states_a_count_or_measure():
+    from app.pipeline.answerability import answer_states_kind
+
+    sleep = analyse("Connection.backup(): by default how long does it sleep between attempts?")
+    signature = ["backup(target, *, pages=-1, progress=None, name='main', sleep=0.250)."]
+    assert answer_states_kind(sleep, signature)  # the parameter names a question term
+    wait = analyse("By default how long does sqlite3.connect() wait on a locked database?")
+    connect = ["sqlite3.connect(database, timeout=5.0, detect_types=0)."]
+    assert not answer_states_kind(wait, connect)  # the extractive guard: "timeout" is not asked about
+    assert answer_states_kind(wait, connect, by_model=True)  # a model read the signature and chose it
+    size = analyse("How many items can an asyncio.Queue() hold by default?")
+    assert answer_states_kind(size, ["class asyncio.Queue(maxsize=0)."], by_model=True)
+    # prose arithmetic and a name without a number are not defaults
+    from app.pipeline.answerability import _states_code_default
+
+    assert not _states_code_default(size, "Set x = 5 first.", by_model=True)
+    assert not answer_states_kind(size, ["class Queue(maxsize=None)."], by_model=True)
+    # a price is not stated by a default
+    price = analyse("How much does the Pro plan cost?")
+    assert not answer_states_kind(price, ["plan(tier='pro', seats=5)."], by_model=True)

@@ -93,6 +93,34 @@ async def test_search_without_usable_query_is_a_routing_fault_not_ungrounded():
     assert metrics.ROUTING_FAULTS._value.get() == before + 1
 
 
+async def test_a_short_plan_is_topped_up_with_the_heuristic_queries_that_add_something():
+    question = (
+        "My worker on Gunicorn keeps growing after each request while a global Session object stays open"
+        " in the module. How do I stop that?"
+    )
+    keywords = "worker gunicorn keeps growing after request global session object stays open module stop"
+    model = StubModel(json.dumps({"needs_search": True, "queries": [question, keywords]}))
+    plan = await _plan(model, question=question)
+    assert plan.by == "llm"
+    # the named-entity query is added; the heuristic keyword query, a near-copy of the model's, is not
+    assert plan.queries == [question, keywords, "Gunicorn Session worker keeps growing"]
+    # A full plan is the model's alone; max_queries=2 leaves no room.
+    full = StubModel(json.dumps({"needs_search": True, "queries": ["a b c", "d e f", "g h i"]}))
+    assert (await _plan(full, question=question)).queries == ["a b c", "d e f", "g h i"]
+    two = StubModel(json.dumps({"needs_search": True, "queries": ["a b c", "d e f"]}))
+    assert (await _plan(two, question=question, max_queries=2)).queries == ["a b c", "d e f"]
+
+
+def test_top_up_leaves_out_queries_that_repeat_a_planned_one():
+    from app.pipeline.plan import top_up
+
+    planned = ["python venv global site packages"]
+    assert top_up(planned, ["venv python global site packages", "system site packages flag"], cap=3) == [
+        "python venv global site packages",
+        "system site packages flag",
+    ]
+
+
 async def test_model_failure_falls_back_to_heuristics():
     plan = await _plan(StubModel(ProviderTechnicalError("down", provider="openai")))
     assert plan.by == "heuristic" and plan.queries
