@@ -106,6 +106,34 @@ def test_multi_hop_joins_two_sentences():
     assert "Tampere" in draft.text and not draft.no_answer
 
 
+def test_a_question_asking_no_value_gets_the_next_best_sentences_as_context():
+    q = "How do I disable the pip cache when I install packages?"
+    a, ev = _assess(
+        q,
+        "To disable the pip cache when you install packages, pass the --no-cache-dir option.",
+        "The pip cache keeps downloaded wheels, so installing the same packages again is faster.",
+        "Packages you install with pip go to the site-packages directory of the interpreter.",
+    )
+    draft = compose_extractive(q, ev, [], make_ctx(), assessment=a)
+    # The lead, then the next-best sentence as context although it adds no question term and ranks far
+    # below the lead (a value question would not take it); the sentence under the share floor stays out.
+    assert draft.text == (
+        "To disable the pip cache when you install packages, pass the --no-cache-dir option [S1]. "
+        "Packages you install with pip go to the site-packages directory of the interpreter [S3]."
+    )
+
+
+def test_a_value_question_takes_no_sentence_of_another_type():
+    q = "How much does the Acme Cloud Pro plan cost per month?"
+    a, ev = _assess(
+        q,
+        "The Acme Cloud Pro plan costs $30 per month.",
+        "The Acme Cloud Pro plan includes unlimited projects and priority support for every month.",
+    )
+    draft = compose_extractive(q, ev, [], make_ctx(), assessment=a)
+    assert draft.text.count("[S") == 1 and "$30" in draft.text
+
+
 def test_an_answer_max_tokens_shortened_is_marked_truncated():
     q = "How much does the Acme Cloud Pro plan cost per month?"
     _, ev = _assess(
