@@ -15,6 +15,7 @@ from app.language.anchors import about_a_sibling
 from app.language.question import QuestionAnalysis
 from app.language.support import LexicalSupport, SupportScore
 from app.language.text import terms
+from app.pipeline.answerability_features import api_entry
 
 log = logging.getLogger(__name__)
 _SCORER = LexicalSupport()
@@ -32,10 +33,24 @@ def support_verdict(claim_text: str, spans: list[Evidence]) -> SupportScore:
     """The lexical support scorer's verdict (app/language/support.py): term overlap in the best
     window, negation and antonyms respected, every number present; `decisive` when no judge is needed."""
     try:
-        return _SCORER.score(claim_text, [ev.text for ev in spans])
+        return _SCORER.score(_sentence_under_entry(claim_text, spans), [ev.text for ev in spans])
     except Exception:  # a scorer fault degrades one verdict (to the judge, else unsupported), never the request
         log.exception("support scorer failed")
         return SupportScore(0.0, False, "", ["scorer_error"])
+
+
+def _sentence_under_entry(claim_text: str, spans: list[Evidence]) -> str:
+    """A sentence quoted under its API entry ("asyncio.Queue(maxsize=0): A first in, first out (FIFO)
+    queue.", app/pipeline/answerability_features.quote) is judged as the sentence when a cited span holds
+    that entry line: the entry says what the sentence is about, and its defaults ("maxsize=0") are not
+    numbers the sentence states. Anything else is judged whole."""
+    head, sep, sentence = claim_text.partition(": ")
+    if not sep or not sentence.strip() or not api_entry(head):
+        return claim_text
+    for ev in spans:
+        if head in ev.text and any(api_entry(line) == head for line in ev.text.split("\n")):
+            return sentence
+    return claim_text
 
 
 def score_claims(

@@ -64,3 +64,18 @@ def test_a_reversed_claim_is_never_supported():
     ]
     support, _ = support_of("Shares of Acme rose 12% on Tuesday after the earnings report.", ev)
     assert support < 0.6
+
+
+def test_a_sentence_quoted_under_its_api_entry_is_judged_as_the_sentence():
+    # The extractive composer quotes "entry: sentence" (answerability_features.quote); the entry's default
+    # (maxsize=0) is not a number the sentence states, so it must not hold the sentence back.
+    text = (
+        "class asyncio.Queue(maxsize=0)¶\nA first in, first out (FIFO) queue.\n"
+        "If maxsize is less than or equal to zero, the queue size is infinite."
+    )
+    ev = [make_evidence("S1", text, url="https://docs.example/asyncio-queue")]
+    assert support_of("asyncio.Queue(maxsize=0): A first in, first out (FIFO) queue.", ev)[0] >= 0.9
+    # an entry the span does not hold is judged with the sentence, and its number is missing
+    assert support_of("asyncio.Queue(maxsize=5): A first in, first out (FIFO) queue.", ev)[0] < 0.6
+    # the sentence itself must still be supported
+    assert support_of("asyncio.Queue(maxsize=0): A last in, first out (LIFO) queue.", ev)[0] < 0.6
