@@ -82,6 +82,11 @@ def is_factual(sentence: str) -> bool:
     return bool(re.search(r"\w", s))
 
 
+# The space a removed marker leaves before punctuation ("released [S1] ." -> "released ."), not the space
+# before a token that starts with a dot (".pyc files", "Fix .write() method"): punctuation that ends there.
+_SPACE_BEFORE_STOP = re.compile(r"\s+([.,;:!?])(?=[\s\"'’”)\]]|$)")
+
+
 def parse_draft(text: str, evidence: list[Evidence]) -> CitedAnswer:
     """Claims with the span ids each sentence cites; invalid references are reported, never kept."""
     text, removed = strip_links(text)
@@ -97,7 +102,7 @@ def parse_draft(text: str, evidence: list[Evidence]) -> CitedAnswer:
         found = _markers(sentence)
         ids = _ids(" ".join(m.group(0) for m in found), valid, invalid)
         clean = _without(sentence, found)
-        clean = re.sub(r"\s+([.,;:!?])", r"\1", " ".join(clean.split())).strip()
+        clean = _SPACE_BEFORE_STOP.sub(r"\1", " ".join(clean.split())).strip()
         if not clean or not re.search(r"\w", clean):
             continue
         claims.append(Claim(text=clean, span_ids=ids, markers=[], factual=is_factual(clean)))

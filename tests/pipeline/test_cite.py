@@ -68,3 +68,11 @@ def test_render_numbers_by_first_use_and_offsets_locate_sentences():
     assert [e.span_id for e in answer.cited] == ["S3", "S1"]
     for claim in answer.claims:
         assert answer.content[claim.start : claim.end].startswith(claim.text.rstrip("."))
+
+
+def test_a_token_that_starts_with_a_dot_keeps_its_space():
+    # "Such .pyc files" was parsed as "Such.pyc files": the answer no longer quoted its source.
+    answer = parse_draft("Such .pyc files are called hash-based [S1]. Fix .write() in ZipFile [S2] .", EV)
+    assert [c.text for c in answer.claims] == ["Such .pyc files are called hash-based.", "Fix .write() in ZipFile."]
+    # the space a marker leaves before punctuation still goes
+    assert parse_draft("It is fast [S1] , they said [S2] .", EV).claims[0].text == "It is fast, they said."
