@@ -170,7 +170,7 @@ _HOW_MANY = re.compile(r"\bhow many\s+((?:[\w-]+\s+){0,2}[\w-]+)|\bnumber of\s+(
 _MEASURE_WORD = re.compile(r"\bwhat(?:'s| is| was| are| were) (?:the|its|their) (?:top )?(\w+(?: life)?)", re.I)
 # A dotted number is a version ("3.12", "2.4.1"), unless a sign makes it a value ("'-3.14'.zfill(7)"):
 # a minus at the start, after a space, quote, bracket or "=" (not a range's "3.8-3.11").
-_NUMBER_ANCHOR = re.compile(r"(?<![\s'\"(\[=]-)(?<!^-)\b\d+(?:\.\d+)+\b")
+_NUMBER_ANCHOR = re.compile(r"(?<![\s'\"(\[=]-)(?<!^-)(?<![\d.])\b\d+(?:\.\d+)+\b")
 # The dimension a measure question asks for, from its wh-adjective or measured noun; a question
 # naming none of these ("how big", "what size") takes any measure.
 _DIMENSION_WORDS: tuple[tuple[re.Pattern, frozenset[str]], ...] = tuple(

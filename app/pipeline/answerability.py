@@ -423,9 +423,11 @@ def answer_states_kind(question: QuestionAnalysis, sentences: list[str], *, by_m
 
 
 # A keyword default in an API signature ("sqlite3.connect(database, timeout=5.0, ...)", "Queue(maxsize=0)")
-# is the documented value, its unit the docs' convention: it states a count or a measure. Written without
-# spaces around "=", as signatures are, so prose arithmetic ("x = 5") is not read as one.
-_CODE_DEFAULT = re.compile(r"\b([A-Za-z_]\w*)=(-?\d+(?:\.\d+)?)(?![\w.])")
+# is the documented value, its unit the docs' convention: it states a count or a measure. Inside a call's
+# parentheses and without spaces around "=", as signatures are written, so prose arithmetic ("x = 5"),
+# environment settings ("PYTHONUNBUFFERED=1") and URL queries ("?page=2") are not read as one.
+_CALL_ARGS = re.compile(r"[\w.]\(([^()]*)\)")
+_CODE_DEFAULT = re.compile(r"(?:^|[,*\s])([A-Za-z_]\w*)=(-?\d+(?:\.\d+)?)(?!\w|\.\d)")
 
 
 def _states_code_default(question: QuestionAnalysis, sentence: str, *, by_model: bool) -> bool:
@@ -434,7 +436,11 @@ def _states_code_default(question: QuestionAnalysis, sentence: str, *, by_model:
     if question.kind not in (AskedKind.count, AskedKind.measure):
         return False
     q = set(question.terms)
-    return any(by_model or q & set(terms(m.group(1))) for m in _CODE_DEFAULT.finditer(sentence))
+    return any(
+        by_model or q & set(terms(m.group(1)))
+        for call in _CALL_ARGS.finditer(sentence)
+        for m in _CODE_DEFAULT.finditer(call.group(1))
+    )
 
 
 def about_other_member(question: QuestionAnalysis, sentence: str) -> bool:

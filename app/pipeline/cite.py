@@ -84,7 +84,7 @@ def is_factual(sentence: str) -> bool:
 
 # The space a removed marker leaves before punctuation ("released [S1] ." -> "released ."), not the space
 # before a token that starts with a dot (".pyc files", "Fix .write() method"): punctuation that ends there.
-_SPACE_BEFORE_STOP = re.compile(r"\s+([.,;:!?])(?=[\s\"'’”)\]]|$)")
+_SPACE_BEFORE_STOP = re.compile(r"\s+([.,;:!?]+)(?=[\s\"'’”»)\]*`]|$)")
 
 
 def parse_draft(text: str, evidence: list[Evidence]) -> CitedAnswer:

@@ -231,6 +231,19 @@ async def llm_plan(
     """The model proposes, code disposes: invalid JSON gets one retry, then the heuristic planner.
     The model sees the earlier turns of the conversation (`conversation`: the request's turns,
     oldest first) before the standalone question."""
+
+    def own_plan() -> Plan:
+        """The heuristic planner's plan of the same question: the fallback, and the queries a short plan
+        is topped up with."""
+        return heuristic_plan(
+            question,
+            max_queries=max_queries,
+            freshness_days=freshness_days,
+            today=today,
+            primary_domains=primary_domains,
+            default_window=default_window,
+        )
+
     primary = (
         f"- Include at least one query aimed at the official source, e.g. site:{primary_domains[0]}.\n"
         if primary_domains
@@ -262,16 +275,8 @@ async def llm_plan(
         if data.get("needs_search") is False:
             # The model thinks no evidence is needed; queries are still planned in case the route
             # overrides it (mode=always, or the heuristics already decided).
-            fallback = heuristic_plan(
-                question,
-                max_queries=max_queries,
-                freshness_days=freshness_days,
-                today=today,
-                primary_domains=primary_domains,
-                default_window=default_window,
-            )
             return Plan(
-                queries=queries or fallback.queries,
+                queries=queries or own_plan().queries,
                 freshness_days=window,
                 question=question,
                 by="llm",
@@ -284,27 +289,9 @@ async def llm_plan(
             log.warning("planner gave no usable query; heuristic queries used")
             break
         if len(queries) < max_queries:
-            queries = top_up(
-                queries,
-                heuristic_plan(
-                    question,
-                    max_queries=max_queries,
-                    freshness_days=freshness_days,
-                    today=today,
-                    primary_domains=primary_domains,
-                    default_window=default_window,
-                ).queries,
-                cap=max_queries,
-            )
+            queries = top_up(queries, own_plan().queries, cap=max_queries)
         return Plan(queries=queries, freshness_days=window, question=question, by="llm")
-    return heuristic_plan(
-        question,
-        max_queries=max_queries,
-        freshness_days=freshness_days,
-        today=today,
-        primary_domains=primary_domains,
-        default_window=default_window,
-    )
+    return own_plan()
 
 
 def _clamp(value, fallback: int) -> int:

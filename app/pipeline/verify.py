@@ -15,7 +15,7 @@ from app.language.anchors import about_a_sibling
 from app.language.question import QuestionAnalysis
 from app.language.support import LexicalSupport, SupportScore
 from app.language.text import terms
-from app.pipeline.answerability_features import api_entry
+from app.pipeline.answerability_features import api_entry, as_definition, sentences_with_leads
 
 log = logging.getLogger(__name__)
 _SCORER = LexicalSupport()
@@ -42,15 +42,25 @@ def support_verdict(claim_text: str, spans: list[Evidence]) -> SupportScore:
 def _sentence_under_entry(claim_text: str, spans: list[Evidence]) -> str:
     """A sentence quoted under its API entry ("asyncio.Queue(maxsize=0): A first in, first out (FIFO)
     queue.", app/pipeline/answerability_features.quote) is judged as the sentence when a cited span holds
-    that entry line: the entry says what the sentence is about, and its defaults ("maxsize=0") are not
-    numbers the sentence states. Anything else is judged whole."""
+    that sentence under that entry line: the entry says what the sentence is about, and its defaults
+    ("maxsize=0") are not numbers the sentence states. Anything else (another entry's sentence
+    included) is judged whole."""
     head, sep, sentence = claim_text.partition(": ")
     if not sep or not sentence.strip() or not api_entry(head):
         return claim_text
+    wanted = _comparable(sentence)
     for ev in spans:
-        if head in ev.text and any(api_entry(line) == head for line in ev.text.split("\n")):
-            return sentence
+        if head not in ev.text:
+            continue
+        for line, lead, _ in sentences_with_leads(ev.text):
+            if lead == head and _comparable(as_definition(line)) == wanted:
+                return sentence
     return claim_text
+
+
+def _comparable(sentence: str) -> str:
+    """A sentence as compared with its quote: spaces collapsed, closing punctuation dropped."""
+    return " ".join(sentence.split()).rstrip(" .!?:;")
 
 
 def score_claims(

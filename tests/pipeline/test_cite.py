@@ -76,3 +76,4 @@ def test_a_token_that_starts_with_a_dot_keeps_its_space():
     assert [c.text for c in answer.claims] == ["Such .pyc files are called hash-based.", "Fix .write() in ZipFile."]
     # the space a marker leaves before punctuation still goes
     assert parse_draft("It is fast [S1] , they said [S2] .", EV).claims[0].text == "It is fast, they said."
+    assert parse_draft("It waits [S1] ...", EV).claims[0].text == "It waits..."

@@ -79,3 +79,12 @@ def test_a_sentence_quoted_under_its_api_entry_is_judged_as_the_sentence():
     assert support_of("asyncio.Queue(maxsize=5): A first in, first out (FIFO) queue.", ev)[0] < 0.6
     # the sentence itself must still be supported
     assert support_of("asyncio.Queue(maxsize=0): A last in, first out (LIFO) queue.", ev)[0] < 0.6
+
+    # a sentence of another entry of the same span, put under this entry, is judged whole
+    two = (
+        "class asyncio.Queue(maxsize=0)¶\nA first in, first out (FIFO) queue.\n"
+        "class asyncio.LifoQueue(maxsize=0)¶\nA variant of Queue that retrieves most recently added entries first."
+    )
+    ev2 = [make_evidence("S1", two, url="https://docs.example/asyncio-queue")]
+    assert support_of("asyncio.LifoQueue(maxsize=0): A first in, first out (FIFO) queue.", ev2)[0] < 0.6
+    assert support_of("asyncio.Queue(maxsize=0): A first in, first out (FIFO) queue.", ev2)[0] >= 0.9

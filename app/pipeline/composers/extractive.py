@@ -56,8 +56,10 @@ def compose_extractive(
     # question terms still missing (multi-hop: "made by Nimbus" + "Nimbus is based in Tampere") or score
     # near the best: three different numbers would not answer "how many". A compound question needs a
     # sentence per part: one that adds the other part's terms may score lower. For a question asking no
-    # value (how-to, definition, why, open), the next-best sentences follow as context, in rank order:
-    # the scorer's first sentence holds the gold for ~0.6 of answerable questions, its first three for ~0.8.
+    # value (every kind but price, count, measure, percent, date and version: how-to, definition, why,
+    # who, where, yes/no, attribute, open), the next-best sentences over the same floor follow as
+    # context, in rank order: the scorer's first sentence holds the gold for ~0.6 of answerable
+    # questions, its first three for ~0.8.
     context = not analysis.asks_value
     share = SECONDARY_SHARE * (COMPOUND_SHARE if analysis.compound else 1.0)
     pick = _Picker(
