@@ -162,11 +162,11 @@ def top_up(proposed: list[str], own: list[str], *, cap: int) -> list[str]:
     never depends on the model alone for its reach. A query whose words mostly repeat an earlier one's
     (Jaccard >= TOP_UP_OVERLAP) finds the same pages and is left out."""
     out = list(proposed)
-    seen = [set(words(q.lower())) for q in out]
+    seen = [set(words(q)) for q in out]
     for q in own:
         if len(out) >= cap:
             break
-        w = set(words(q.lower()))
+        w = set(words(q))
         if w and all(len(w & s) < TOP_UP_OVERLAP * len(w | s) for s in seen):
             out.append(q)
             seen.append(w)
