@@ -36,6 +36,12 @@ TOKENS = Counter(PREFIX + "tokens_total", "Tokens by model and kind", ["model", 
 COST_USD = Counter(PREFIX + "cost_usd_total", "Spend in USD by kind", ["kind"])
 CITATIONS_DROPPED = Counter(PREFIX + "citations_dropped_total", "Citations removed in code", ["reason"])
 UNSUPPORTED_SENTENCES = Counter(PREFIX + "unsupported_sentences_total", "Sentences failing verification", ["action"])
+# verdict: entailed / contradicted (the sentence settled) / unsure (left to the judge) / error
+ENTAILMENT_VERDICTS = Counter(
+    PREFIX + "entailment_verdicts_total",
+    "Entailment model verdicts on sentences lexical support left open",
+    ["verdict"],
+)
 # Summed over live workers only: a dead worker's requests are no longer in flight.
 IN_FLIGHT = Gauge(PREFIX + "requests_in_flight", "Requests being answered", multiprocess_mode="livesum")
 ROUTING_FAULTS = Counter(PREFIX + "routing_faults_total", "Planner asked for search but gave no usable query")

@@ -177,6 +177,16 @@ class Settings(BaseSettings):
     # command docs/EVALUATION.md names next to it)
     support_threshold: float = 0.6  # support floor for a cited sentence (the lexical scorer's calibration)
     min_groundedness: float = 0.5  # share of supported claims under which the answer abstains
+    # A local entailment (NLI) model for the sentences the lexical support check cannot settle, asked
+    # before the LLM judge (app/pipeline/entail.py): "bert-nli" reads a BertForSequenceClassification
+    # folder (config.json, tokenizer.json, model.safetensors) at support_model_path; "off": none.
+    # Its verdict settles a sentence when P(entailment) >= support_model_entail_at (supported) or
+    # P(contradiction) >= support_model_contradict_at (unsupported); anything else goes on to the judge.
+    # Neither threshold is calibrated here: no NLI weights are reachable offline (docs/EVALUATION.md).
+    support_model: str = "off"
+    support_model_path: Path | None = None
+    support_model_entail_at: float = Field(default=0.9, ge=0.0, le=1.0)
+    support_model_contradict_at: float = Field(default=0.9, ge=0.0, le=1.0)
     # "learned": the logistic model fitted on the labelled dev split (app/pipeline/answerability_weights.json);
     # "lexical": the hand-set relevance × type score. Thresholds below are for the learned scorer.
     answerability_scorer: str = "learned"

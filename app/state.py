@@ -14,6 +14,7 @@ from app.cpu_queue import CpuQueue
 from app.fetch.base import Fetcher
 from app.providers.breaker import BreakerBoard, BreakerConfig
 from app.providers.cache.base import Cache, build_cache
+from app.providers.entailment.base import EntailmentModel, build_entailment
 from app.providers.llm.base import ChatModel
 from app.providers.llm.probe import ModelProbe
 from app.providers.llm.resilient import ResilientChatModel
@@ -30,6 +31,7 @@ def load_builtin_providers() -> None:
     """Built-ins register exactly like external plugins: by importing their modules."""
     import app.providers.cache.memory  # noqa: F401
     import app.providers.cache.redis  # noqa: F401
+    import app.providers.entailment.bert_nli  # noqa: F401
     import app.providers.llm.openai_compat  # noqa: F401
     import app.providers.rerank.cross_encoder  # noqa: F401
     import app.providers.rerank.minilm  # noqa: F401
@@ -52,6 +54,7 @@ class ServiceState:
     llm: ChatModel | None = None
     reranker: Reranker | None = None
     sentence_ranker: Reranker | None = None
+    entailment: EntailmentModel | None = None  # GA_SUPPORT_MODEL: settles sentences lexical support left open
     flights: SingleFlight = field(default_factory=SingleFlight)
     extractions: ExtractionMemo = field(default_factory=ExtractionMemo)
     # Upstream resilience: a circuit breaker per search provider and per model; the /readyz model probe.
@@ -103,6 +106,7 @@ class ServiceState:
             llm=llm,
             reranker=build_reranker(settings),
             sentence_ranker=build_named_reranker(settings.sentence_ranker, settings),
+            entailment=build_entailment(settings),
             breakers=breakers,
             extractions=ExtractionMemo(settings.extraction_memo_max_bytes),
             model_probe=ModelProbe.from_settings(settings, http) if settings.llm_enabled else None,

@@ -18,7 +18,13 @@ Speed: microseconds per claim, on the set (1 passage of ~600 characters) and on 
 
 Scorers: `lexical` (app.language.support.LexicalSupport, threshold 0.6, band 0.25) and the current
 `baseline` (app.pipeline.verify.support_of, at the service's own settings: threshold 0.5 and
-verify.unsettled's band 0.3).
+verify.unsettled's band 0.3). With `--model DIR` (a BERT NLI folder, GA_SUPPORT_MODEL=bert-nli), also
+`lexical+model`: the lexical verdict, and for the claims it leaves undecided the entailment model's at
+`--entail-at` / `--contradict-at` (app/pipeline/entail.settle; the claim's best quote and its passage
+as premises, as the service reads them): the command that calibrates GA_SUPPORT_MODEL_ENTAIL_AT and
+GA_SUPPORT_MODEL_CONTRADICT_AT on the dev split.
+
+    .venv/bin/python bench/support.py --model /models/nli --entail-at 0.9 --contradict-at 0.9 --no-real --no-speed
 """
 
 from __future__ import annotations
@@ -86,6 +92,36 @@ class Lexical:
     def run(self, claim: str, passages: list[str]) -> tuple[float, bool]:
         s = self.scorer.score(claim, passages)
         return s.score, s.decisive
+
+
+class LexicalThenModel(Lexical):
+    """The service's order: the lexical verdict; an undecided one goes to the entailment model, whose
+    confident verdict settles it (decisive, scored 1 or 0); an unsure one keeps the lexical score."""
+
+    name = "lexical+model"
+
+    def __init__(self, folder: Path, entail_at: float, contradict_at: float) -> None:
+        super().__init__()
+        from app.providers.entailment.bert_nli import BertNLI
+
+        self.model, self.entail_at, self.contradict_at = BertNLI(folder), entail_at, contradict_at
+        self.asked = self.settled = 0
+
+    def run(self, claim: str, passages: list[str]) -> tuple[float, bool]:
+        from app.pipeline.entail import settle
+
+        s = self.scorer.score(claim, passages)
+        if s.decisive:
+            return s.score, True
+        self.asked += 1
+        premises = list(dict.fromkeys(p for p in [s.quote, *passages] if p and p.strip()))
+        verdict = settle(
+            self.model.entail([(p, claim) for p in premises]), entail_at=self.entail_at, contradict_at=self.contradict_at
+        )
+        if verdict is None:
+            return s.score, False
+        self.settled += 1
+        return (1.0 if verdict else 0.0), True
 
 
 def evaluate(scorer, rows: list[dict]) -> list[dict]:
@@ -299,6 +335,9 @@ def main() -> None:
     ap.add_argument("--json", help="write the summaries and per-claim results here")
     ap.add_argument("--no-speed", action="store_true")
     ap.add_argument("--no-real", action="store_true", help="skip the real-sentence checks")
+    ap.add_argument("--model", type=Path, help="a BERT NLI model folder: also score lexical, then the model")
+    ap.add_argument("--entail-at", type=float, default=0.9, help="with --model: P(entailment) that settles")
+    ap.add_argument("--contradict-at", type=float, default=0.9, help="with --model: P(contradiction) that settles")
     args = ap.parse_args()
 
     rows = load()
@@ -310,11 +349,16 @@ def main() -> None:
         + ", ".join(f"{k[0]}/{k[1]}={v}" for k, v in sorted(counts.items()))
     )
     payload = {}
-    for scorer in (Lexical(), Baseline()):
+    scorers: list = [Lexical(), Baseline()]
+    if args.model:
+        scorers.append(LexicalThenModel(args.model, args.entail_at, args.contradict_at))
+    for scorer in scorers:
         text, data = report(scorer, rows)
         print()
         print(text)
         payload[scorer.name] = data
+        if isinstance(scorer, LexicalThenModel):
+            print(f"  the model was asked about {scorer.asked} claims and settled {scorer.settled}")
         if args.errors and scorer.name == "lexical":
             print(f"\n[lexical] wrong verdicts, split={args.errors}")
             for r in data["results"]:

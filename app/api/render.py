@@ -92,6 +92,7 @@ def _claim(c: Claim) -> dict[str, Any]:
         "support_score": c.support,
         "factual": c.factual,
         "judged": c.judged,
+        "judged_by": c.judged_by,
     }
 
 

@@ -276,7 +276,8 @@ class Claim:
     factual: bool = True
     start: int = 0  # offsets in the final content
     end: int = 0
-    judged: bool | None = None  # the LLM judge's verdict when it was asked, else None
+    judged: bool | None = None  # the entailment model's or the LLM judge's verdict when one settled it, else None
+    judged_by: str | None = None  # who settled it: "entailment" (app/pipeline/entail.py) or "llm" (the judge)
     decisive: bool = True  # the lexical scorer settled it; False sends it to the judge
 
 

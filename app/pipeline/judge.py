@@ -40,6 +40,7 @@ async def judge_claims(
     for claim, verdict in zip(chosen, verdicts):
         if verdict is not None:
             claim.judged, quote = verdict
+            claim.judged_by = "llm"
             if quote:
                 claim.quote = quote[:MAX_QUOTE_CHARS]
             taken += 1

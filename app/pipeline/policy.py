@@ -17,6 +17,9 @@ class Policy:
     # Verification (app/pipeline/verify.py).
     support_threshold: float  # a cited sentence's support score at or above this is supported
     min_groundedness: float  # supported share of factual sentences under which the answer abstains
+    # The entailment model's (app/pipeline/entail.py): a verdict at or above either settles the sentence.
+    entail_at: float
+    contradict_at: float
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Policy:
@@ -25,4 +28,6 @@ class Policy:
             skip_model_below=settings.skip_model_below,
             support_threshold=settings.support_threshold,
             min_groundedness=settings.min_groundedness,
+            entail_at=settings.support_model_entail_at,
+            contradict_at=settings.support_model_contradict_at,
         )

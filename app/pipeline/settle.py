@@ -1,12 +1,12 @@
-"""Settle a cited draft: verify each claim (lexical support, the judge for undecided ones), drop or
-flag, number the citations, then answer or abstain (the asked kind stated, minimum groundedness).
-Shared by the orchestrator and the verified stream (app/pipeline/stream.py)."""
+"""Settle a cited draft: verify each claim (lexical support; for undecided ones the entailment model,
+then the judge), drop or flag, number the citations, then answer or abstain (the asked kind stated,
+minimum groundedness). Shared by the orchestrator and the verified stream (app/pipeline/stream.py)."""
 
 from __future__ import annotations
 
 from app.domain.types import AbstentionReason, CitedAnswer, Claim
 from app.language.question import analyse
-from app.pipeline import answerability, cite, judge, verify
+from app.pipeline import answerability, cite, entail, judge, verify
 from app.pipeline.context import RunContext
 from app.pipeline.result import PipelineResult
 from app.pipeline.result import abstain as _abstain
@@ -31,6 +31,9 @@ async def verify_and_decide(
             verify.score_claims(answer, evidence, asked, only=fresh)
             fresh_ids = {id(c) for c in fresh}
             doubtful = [c for c in verify.unsettled(answer) if id(c) in fresh_ids]
+            if doubtful and state.entailment is not None:
+                await entail.entail_claims(doubtful, evidence, state.entailment, ctx)
+                doubtful = [c for c in doubtful if not c.decisive]
             if doubtful and state.llm is not None:
                 await judge.judge_claims(
                     doubtful, evidence, state.llm, settings.judge_model or settings.planner_model, ctx

@@ -38,12 +38,13 @@ from app.domain.types import CitedAnswer, Claim, Draft, Evidence
 from app.errors import UpstreamError
 from app.language.question import QuestionAnalysis, analyse
 from app.language.text import split_sentences, strip_links
-from app.pipeline import cite, judge, orchestrator, verify
+from app.pipeline import cite, entail, judge, orchestrator, verify
 from app.pipeline.answerability import answer_states_kind
 from app.pipeline.composers.llm import MIN_FALLBACK_MODEL_S, build_messages, says_no_answer
 from app.pipeline.context import RunContext
 from app.pipeline.result import PipelineResult
 from app.providers import fallbacks
+from app.providers.entailment.base import EntailmentModel
 from app.providers.llm.base import ChatModel, CompletionStream
 from app.state import ServiceState
 
@@ -81,7 +82,7 @@ async def stream_pipeline(
         draft = await orchestrator.extractive_draft(question, evidence, result, ctx, state, "extractive:fallback")
         yield await orchestrator.compose_cite_verify(result, turns, ctx, state, evidence=evidence, first_draft=draft)
         return
-    releaser = Releaser(analyse(question), evidence, ctx, llm)
+    releaser = Releaser(analyse(question), evidence, ctx, llm, state.entailment)
     try:
         with ctx.stage("compose"):
             async for piece in releaser.read(upstream):
@@ -165,6 +166,7 @@ class Releaser:
     evidence: list[Evidence]
     ctx: RunContext
     llm: ChatModel
+    entailment: EntailmentModel | None = None
     known: dict[verify.VerdictKey, Claim] = field(default_factory=dict)
     text: str = ""  # released so far
     held: list[Claim] = field(default_factory=list)  # verified, kept, not yet released
@@ -172,6 +174,7 @@ class Releaser:
     factual: int = 0
     supported: int = 0
     judged: int = 0
+    entailed: int = 0
     capped: bool = False  # max_tokens reached: nothing more is released
     checked: int = 0
 
@@ -204,6 +207,9 @@ class Releaser:
         settings, mode = self.ctx.settings, self.ctx.options.verification
         if mode != "off" and claim.factual and claim.span_ids:
             verify.score_claims(parsed, self.evidence, self.asked, only=[claim])
+            if not claim.decisive and self.entailment is not None and self.entailed < entail.MAX_ENTAILED:
+                self.entailed += 1
+                await entail.entail_claims([claim], self.evidence, self.entailment, self.ctx)
             if not claim.decisive and self.judged < judge.MAX_JUDGED:
                 self.judged += 1
                 model = settings.judge_model or settings.planner_model

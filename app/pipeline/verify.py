@@ -103,17 +103,20 @@ def adopt_verdicts(answer: CitedAnswer, known: dict[VerdictKey, Claim]) -> list[
         if done is None:
             fresh.append(claim)
             continue
-        claim.support, claim.quote, claim.decisive, claim.judged = done.support, done.quote, done.decisive, done.judged
+        claim.support, claim.quote, claim.decisive = done.support, done.quote, done.decisive
+        claim.judged, claim.judged_by = done.judged, done.judged_by
     return fresh
 
 
 def unsettled(answer: CitedAnswer) -> list[Claim]:
-    """Claims the lexical scorer cannot settle either way (a paraphrase, a near-miss): the judge's."""
+    """Claims the lexical scorer cannot settle either way (a paraphrase, a near-miss): the entailment
+    model's and the judge's."""
     return [c for c in answer.claims if c.factual and c.span_ids and not c.decisive]
 
 
 def is_supported(claim: Claim, threshold: float) -> bool:
-    """A factual claim's verdict: cited, and the judge's when it was asked, else the lexical score's."""
+    """A factual claim's verdict: cited, and the entailment model's or the judge's when one settled it,
+    else the lexical score's."""
     if not claim.span_ids:
         return False
     return claim.support >= threshold if claim.judged is None else claim.judged

@@ -38,7 +38,14 @@ class ClaimOut(Wire):
     supported: bool
     support_score: float = Field(..., description="Lexical support score.")
     factual: bool
-    judged: bool | None = Field(..., description="The LLM judge's verdict when it was asked, else null.")
+    judged: bool | None = Field(
+        ...,
+        description="The verdict of the entailment model or the LLM judge when one settled the sentence "
+        "(the lexical check could not), else null.",
+    )
+    judged_by: Literal["entailment", "llm"] | None = Field(
+        ..., description="Who settled it: the local entailment model or the LLM judge; null: the lexical check."
+    )
 
 
 class AbstentionOut(Wire):

@@ -112,6 +112,41 @@ def pack_layer(w: dict[str, Any], prefix: str) -> tuple[Any, ...]:
     )
 
 
+def layer_norm(x: Any, params: tuple[Any, Any], eps: float) -> Any:
+    import numpy as np
+
+    mean = x.mean(axis=-1, keepdims=True)
+    centred = x - mean
+    var = (centred * centred).mean(axis=-1, keepdims=True)
+    return centred / np.sqrt(var + eps) * params[0] + params[1]
+
+
+def run_layers(x: Any, mask: Any, layers: list[tuple[Any, ...]], heads: int, eps: float) -> Any:
+    """BERT's encoder layers (each packed by pack_layer) over embedded tokens `x` (batch, tokens, width),
+    `mask` 1.0 for real tokens: the token states after the last layer. Shared by every BERT-family
+    model run here (the sentence model, the injection encoder, an entailment model)."""
+    import numpy as np
+
+    batch, length, hidden = x.shape
+    head = hidden // heads
+    bias = ((1.0 - mask) * -1e9).astype(np.float32)[:, None, None, :]
+    scale = np.float32(1.0 / np.sqrt(head))
+    for qkv, qkv_b, out, out_b, norm1, inner, inner_b, down, down_b, norm2 in layers:
+        proj = (x @ qkv + qkv_b).reshape(batch, length, 3, heads, head)
+        q = proj[:, :, 0].transpose(0, 2, 1, 3)
+        k = proj[:, :, 1].transpose(0, 2, 3, 1)
+        v = proj[:, :, 2].transpose(0, 2, 1, 3)
+        scores = (q @ k) * scale + bias
+        scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        scores /= scores.sum(axis=-1, keepdims=True)
+        context = (scores @ v).transpose(0, 2, 1, 3).reshape(batch, length, hidden)
+        x = layer_norm(x + context @ out + out_b, norm1, eps)
+        h = x @ inner + inner_b
+        h = 0.5 * h * (1.0 + _erf(h * np.float32(0.7071067811865476)))
+        x = layer_norm(x + h.astype(np.float32) @ down + down_b, norm2, eps)
+    return x
+
+
 class MiniLMEncoder:
     """all-MiniLM-L6-v2 sentence embeddings (384-d, unit length)."""
 
@@ -176,40 +211,13 @@ class MiniLMEncoder:
         return [self._stored.get(text_key(t)) for t in texts]
 
     def _norm(self, x: Any, params: tuple[Any, Any]) -> Any:
-        import numpy as np
-
-        mean = x.mean(axis=-1, keepdims=True)
-        centred = x - mean
-        var = (centred * centred).mean(axis=-1, keepdims=True)
-        return centred / np.sqrt(var + self._eps) * params[0] + params[1]
+        return layer_norm(x, params, self._eps)
 
     def hidden(self, ids: Any, mask: Any, layers: list[tuple[Any, ...]] | None = None) -> Any:
         """Token states after `layers` (default: the model's own six), shape (batch, tokens, 384).
         app/pipeline/injection_encoder.py runs its fine-tuned top layers in place of the last ones."""
-        import numpy as np
-
-        batch, length = ids.shape
-        x = self._norm(self._word[ids] + self._position[:length] + self._type0, self._norm0)
-        hidden = x.shape[-1]
-        head = hidden // self._heads
-        bias = ((1.0 - mask) * -1e9).astype(np.float32)[:, None, None, :]
-        scale = np.float32(1.0 / np.sqrt(head))
-        for qkv, qkv_b, out, out_b, norm1, inner, inner_b, down, down_b, norm2 in (
-            self._layers if layers is None else layers
-        ):
-            proj = (x @ qkv + qkv_b).reshape(batch, length, 3, self._heads, head)
-            q = proj[:, :, 0].transpose(0, 2, 1, 3)
-            k = proj[:, :, 1].transpose(0, 2, 3, 1)
-            v = proj[:, :, 2].transpose(0, 2, 1, 3)
-            scores = (q @ k) * scale + bias
-            scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
-            scores /= scores.sum(axis=-1, keepdims=True)
-            context = (scores @ v).transpose(0, 2, 1, 3).reshape(batch, length, hidden)
-            x = self._norm(x + context @ out + out_b, norm1)
-            h = x @ inner + inner_b
-            h = 0.5 * h * (1.0 + _erf(h * np.float32(0.7071067811865476)))
-            x = self._norm(x + h.astype(np.float32) @ down + down_b, norm2)
-        return x
+        x = self._norm(self._word[ids] + self._position[: ids.shape[1]] + self._type0, self._norm0)
+        return run_layers(x, mask, self._layers if layers is None else layers, self._heads, self._eps)
 
     def _forward(self, ids: Any, mask: Any) -> Any:
         import numpy as np
