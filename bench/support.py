@@ -116,7 +116,9 @@ class LexicalThenModel(Lexical):
         self.asked += 1
         premises = list(dict.fromkeys(p for p in [s.quote, *passages] if p and p.strip()))
         verdict = settle(
-            self.model.entail([(p, claim) for p in premises]), entail_at=self.entail_at, contradict_at=self.contradict_at
+            self.model.entail([(p, claim) for p in premises]),
+            entail_at=self.entail_at,
+            contradict_at=self.contradict_at,
         )
         if verdict is None:
             return s.score, False
