@@ -277,11 +277,25 @@ def sentences_with_leads(text: str) -> list[tuple[str, str, int]]:
     return out
 
 
+def names_entry(sentence: str, lead: str) -> bool:
+    """Does the sentence name its API entry as code ("home()", "Path.home", "IGNORECASE", "as_completed")?
+    An entry named by an everyday word is not named by that word in prose: "Return a new path object
+    representing the user's home directory" does not say `Path.home()`."""
+    name = lead.split("(")[0].rsplit(".", 1)[-1]
+    if not name:
+        return True
+    escaped = re.escape(name)
+    if re.search(rf"(?<![\w.]){escaped}\s*\(|\.{escaped}\b", sentence):
+        return True
+    # an identifier no prose word spells (an upper-case letter, a digit or an underscore) names it as it is
+    return not (name.isalpha() and name.islower()) and bool(re.search(rf"(?<![\w.]){escaped}\b", sentence))
+
+
 def quote(sentence: str, lead: str) -> str:
     """The sentence as an answer quotes it: under its API entry when it does not name it."""
     # under an entry, only its definition may end in a colon (quotable): quoted as a statement
     sentence = as_definition(sentence) if lead else sentence
-    if lead and lead.split("(")[0].rsplit(".", 1)[-1] not in sentence:
+    if lead and not names_entry(sentence, lead):
         return f"{lead}: {sentence}"
     return sentence
 

@@ -175,6 +175,38 @@ def test_an_api_entrys_definition_answers_under_its_entry_name():
     assert a.best[0].quoted == "PurePath.suffix: The file extension of the final component, if any."
 
 
+@pytest.mark.parametrize(
+    ("lead", "sentence", "quoted"),
+    [
+        # an entry named by an everyday word: the word in prose does not name the call
+        (
+            "Path.home()",
+            "Return a new path object representing the user's home directory.",
+            "Path.home(): Return a new path object representing the user's home directory.",
+        ),
+        ("asyncio.sleep(delay)", "Block for delay seconds before you sleep again.", None),
+        # ... named as code, it does
+        (
+            "Path.home()",
+            "Path.home() returns the user's home directory.",
+            "Path.home() returns the user's home directory.",
+        ),
+        ("asyncio.gather(*aws)", "If gather() itself is cancelled, the cancellation is propagated.", "same"),
+        ("PurePath.suffix", "Compare with the .suffix of the final component.", "same"),
+        # an identifier no prose word spells names it as it is written
+        ("re.IGNORECASE", "IGNORECASE makes matching case-insensitive.", "same"),
+        ("asyncio.as_completed(aws)", "Use as_completed to handle results as they arrive.", "same"),
+        # a substring is not a mention ("homework" does not name home())
+        ("Path.home()", "Grade the homework directory's files.", "Path.home(): Grade the homework directory's files."),
+    ],
+)
+def test_a_sentence_is_quoted_under_its_entry_unless_it_names_the_entry_as_code(lead, sentence, quoted):
+    from app.pipeline.answerability_features import quote
+
+    expected = sentence if quoted == "same" else quoted or f"{lead}: {sentence}"
+    assert quote(sentence, lead) == expected
+
+
 def test_unrelated_evidence_is_skipped_before_any_model_call():
     a, _ = _assess(
         "Who won the 1998 chess olympiad in Elista?",
