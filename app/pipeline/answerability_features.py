@@ -247,9 +247,17 @@ _SIGNATURE = re.compile(
 )
 
 
+# A glossary term of a few words, marked as an entry by its pilcrow ("global interpreter lock¶",
+# "coroutine function¶"): no dotted name (that is an API entry), no question (an FAQ heading).
+_TERM_ENTRY = re.compile(r"^([A-Za-z][\w'-]*(?: [A-Za-z0-9][\w'-]*){1,3})\s*¶$")
+
+
 def api_entry(line: str) -> str:
-    """The API name a reference-documentation entry line introduces, or "" ("Path.rglob(pattern)")."""
+    """The API name (or glossary term) a reference-documentation entry line introduces, or ""
+    ("Path.rglob(pattern)", "global interpreter lock")."""
     stripped = line.strip()
+    if term := _TERM_ENTRY.match(stripped):
+        return term.group(1)
     m = _SIGNATURE.match(stripped)
     # A dotted name ("re.IGNORECASE"), a call or a pilcrow: not "Note." or "1." (a word and its full stop).
     if m and (_DOTTED_NAME.search(m.group(1)) or "(" in m.group(1) or stripped.endswith("¶")):

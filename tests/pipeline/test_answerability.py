@@ -207,6 +207,31 @@ def test_a_sentence_is_quoted_under_its_entry_unless_it_names_the_entry_as_code(
     assert quote(sentence, lead) == expected
 
 
+def test_a_glossary_term_of_several_words_is_an_entry():
+    from app.pipeline.answerability_features import api_entry, quoted_sentences
+
+    assert api_entry("global interpreter lock¶") == "global interpreter lock"
+    assert api_entry("coroutine function¶") == "coroutine function"  # not the keyword "coroutine" + "function"
+    assert api_entry("exception asyncio.CancelledError¶") == "asyncio.CancelledError"
+    assert api_entry("Is there an equivalent to C's onexit() in Python?¶") == ""  # an FAQ question
+    assert api_entry("global interpreter lock") == ""  # prose, without the entry's pilcrow
+    # Each definition is quoted under its own term, not under the entry before it.
+    text = (
+        "portion¶\nA set of files in a single directory that contribute to a namespace package.\n"
+        "provisional API¶\nA provisional API is one which has been deliberately excluded from the "
+        "standard library's backwards compatibility guarantees.\n"
+        "global interpreter lock¶\nThe mechanism used by the CPython interpreter to assure that only one "
+        "thread executes Python bytecode at a time."
+    )
+    assert quoted_sentences(text) == [
+        "portion: A set of files in a single directory that contribute to a namespace package.",
+        "A provisional API is one which has been deliberately excluded from the standard library's "
+        "backwards compatibility guarantees.",
+        "global interpreter lock: The mechanism used by the CPython interpreter to assure that only one "
+        "thread executes Python bytecode at a time.",
+    ]
+
+
 def test_unrelated_evidence_is_skipped_before_any_model_call():
     a, _ = _assess(
         "Who won the 1998 chess olympiad in Elista?",
