@@ -102,6 +102,7 @@ def write_bert_nli(
     seed: int = 0,
     hidden: int = 16,
     layers: int = 2,
+    heads: int = 2,
     positions: int = 512,
 ) -> Path:
     """Write the model folder; `says`: a label the classifier then gives every pair (P ~ 0.999),
@@ -113,9 +114,9 @@ def write_bert_nli(
         "architectures": ["BertForSequenceClassification"],
         "model_type": "bert",
         "hidden_size": hidden,
-        "num_attention_heads": 2,
+        "num_attention_heads": heads,
         "num_hidden_layers": layers,
-        "intermediate_size": hidden * 2,
+        "intermediate_size": hidden * 4,
         "layer_norm_eps": 1e-12,
         "max_position_embeddings": positions,
         "type_vocab_size": 2,
@@ -125,10 +126,44 @@ def write_bert_nli(
     }
     (folder / "config.json").write_text(json.dumps(config, indent=1))
     w = bert_weights(
-        len(vocab), hidden=hidden, layers=layers, inner=hidden * 2, positions=positions, labels=len(labels), seed=seed
+        len(vocab), hidden=hidden, layers=layers, inner=hidden * 4, positions=positions, labels=len(labels), seed=seed
     )
     if says is not None:
         w["classifier.weight"] = np.zeros_like(w["classifier.weight"])
         w["classifier.bias"] = np.array([8.0 if name == says else 0.0 for name in labels], dtype=np.float32)
+    write_safetensors(folder / "model.safetensors", w)
+    return folder
+
+
+def write_minilm_shaped_nli(folder: Path, *, seed: int = 0) -> Path:
+    """A model of a real NLI cross-encoder's size and tokenization, for timing only: the installed
+    all-MiniLM-L6-v2 (its WordPiece tokenizer and its 6 layers, 384 wide) under a random pooler and
+    classifier. Its verdicts mean nothing; its cost per pair is a MiniLM-L6 cross-encoder's."""
+    import shutil
+
+    from app.providers.rerank.minilm import model_dir, read_safetensors
+
+    source = model_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copy(source / "tokenizer.json", folder / "tokenizer.json")
+    config = json.loads((source / "config.json").read_text())
+    config |= {
+        "architectures": ["BertForSequenceClassification"],
+        "id2label": {str(i): name for i, name in enumerate(NLI_LABELS)},
+        "label2id": {name: i for i, name in enumerate(NLI_LABELS)},
+    }
+    (folder / "config.json").write_text(json.dumps(config, indent=1))
+    hidden = int(config["hidden_size"])
+    rng = np.random.default_rng(seed)
+    w = {
+        f"bert.{name}": np.asarray(array, dtype=np.float32)
+        for name, array in read_safetensors(source / "model.safetensors").items()
+    }
+    w |= {
+        "bert.pooler.dense.weight": (rng.standard_normal((hidden, hidden)) * 0.05).astype(np.float32),
+        "bert.pooler.dense.bias": np.zeros(hidden, dtype=np.float32),
+        "classifier.weight": (rng.standard_normal((len(NLI_LABELS), hidden)) * 0.05).astype(np.float32),
+        "classifier.bias": np.zeros(len(NLI_LABELS), dtype=np.float32),
+    }
     write_safetensors(folder / "model.safetensors", w)
     return folder

@@ -39,30 +39,42 @@ def settle(verdicts: list[Entailment], *, entail_at: float, contradict_at: float
     return None
 
 
+def read_claims(model: EntailmentModel, items: list[tuple[str, list[str]]], entail_at: float) -> list[list[Entailment]]:
+    """The model's verdicts on each (hypothesis, premises) item, premises in order. In two rounds: the
+    first premise of every item (the best quote: a sentence or two), then the rest only for the items it
+    did not entail, since a claim is entailed when any premise entails it (a whole span costs several
+    times the quote's tokens). CPU-bound: call it off the event loop."""
+    found: list[list[Entailment]] = [[] for _ in items]
+    for round_ in (0, 1):
+        pairs: list[tuple[str, str]] = []
+        owners: list[int] = []
+        for i, (hypothesis, premises_) in enumerate(items):
+            if round_ and any(v.entailment >= entail_at for v in found[i]):
+                continue
+            for premise in premises_[:1] if round_ == 0 else premises_[1:]:
+                pairs.append((premise, hypothesis))
+                owners.append(i)
+        for owner, read in zip(owners, model.entail(pairs) if pairs else []):
+            found[owner].append(read)
+    return found
+
+
 async def entail_claims(claims: list[Claim], evidence: list[Evidence], model: EntailmentModel, ctx: RunContext) -> int:
     """Ask the model about each claim (off the event loop); returns how many verdicts settled a claim.
     A model fault leaves every claim as it was (to the judge, else the lexical score), never the request."""
     by_id = {e.span_id: e for e in evidence}
     chosen = claims[:MAX_ENTAILED]
-    pairs: list[tuple[str, str]] = []
-    owners: list[int] = []
-    for i, claim in enumerate(chosen):
-        hypothesis = strip_attribution(claim.text)
-        for premise in premises(claim, [by_id[s] for s in claim.span_ids if s in by_id]):
-            pairs.append((premise, hypothesis))
-            owners.append(i)
-    if not pairs:
+    items = [(strip_attribution(c.text), premises(c, [by_id[s] for s in c.span_ids if s in by_id])) for c in chosen]
+    if not any(p for _, p in items):
         return 0
+    policy = ctx.policy
     try:
-        verdicts = await ctx.run_cpu(model.entail, pairs)
+        per_claim = await ctx.run_cpu(read_claims, model, items, policy.entail_at)
     except Exception:
         log.exception("entailment model failed")
         metrics.ENTAILMENT_VERDICTS.labels(verdict="error").inc(len(chosen))
         return 0
-    per_claim: list[list[Entailment]] = [[] for _ in chosen]
-    for owner, read in zip(owners, verdicts):
-        per_claim[owner].append(read)
-    policy, settled = ctx.policy, 0
+    settled = 0
     for claim, found in zip(chosen, per_claim):
         verdict = settle(found, entail_at=policy.entail_at, contradict_at=policy.contradict_at)
         label = "unsure" if verdict is None else "entailed" if verdict else "contradicted"
