@@ -15,6 +15,7 @@ lexical check cannot settle, with the premise cut to the best-matching sentences
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from app.providers.entailment.base import Entailment, register_entailment
 from app.providers.rerank.minilm import layer_norm, pack_layer, read_safetensors, run_layers
 from app.settings import Settings
 
+log = logging.getLogger(__name__)
 _BATCH = 16
 _MAX_TOKENS = 512  # BERT's positions; fewer when the model's config says so
 
@@ -73,6 +75,13 @@ class BertNLI:
         self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self._tokenizer.no_padding()
         self._max_tokens = min(_MAX_TOKENS, int(config.get("max_position_embeddings", _MAX_TOKENS)))
+        log.info(
+            "support model: bert-nli from %s (%d layers, %d wide; classes %s)",
+            folder,
+            layers,
+            self._word.shape[1],
+            ", ".join(sorted(self._labels)),
+        )
 
     def _encode(self, premise: str, hypothesis: str) -> Any:
         # The premise is cut, never the claim: a claim cut short is another claim.
