@@ -25,6 +25,7 @@ DEFINITION_HEAD_WORDS = 10  # a defining sentence names its subject within its f
 MIN_QUOTABLE_CHARS = 25  # shorter: a fragment or label, not a statement
 MAX_QUOTABLE_CHARS = 600  # longer: a run-on block, not one statement to quote
 MAX_CAPS_SHARE = 0.6  # letters at least this share upper-case: an ALL-CAPS heading
+FOCUS_WINDOW_CHARS = 40  # a count's or measure's counted noun sits this close to it ("82 moons", "moons: 82")
 
 # Value kinds a parser checks, and the Value kinds that satisfy each.
 _VALUE_KINDS: dict[AskedKind, tuple[str, ...]] = {
@@ -81,8 +82,13 @@ def typed_match(question: QuestionAnalysis, sentence: str, *, beside_focus: bool
             return bool(found) or bool(_DATE_WORDS.search(sentence))
         if beside_focus and kind in (AskedKind.count, AskedKind.measure) and question.focus and found:
             # "how many employees" is answered by a number next to "employees", not any number.
-            st = set(terms(sentence))
-            return any(covered(f, st) for f in question.focus)
+            return any(
+                any(
+                    covered(f, set(terms(sentence[max(0, v.start - FOCUS_WINDOW_CHARS) : v.end + FOCUS_WINDOW_CHARS])))
+                    for f in question.focus
+                )
+                for v in found
+            )
         return bool(found)
     if kind is AskedKind.person:
         return bool(_NAME.search(sentence))
