@@ -42,7 +42,18 @@ MIN_CACHEABLE_FRESHNESS_DAYS = 3  # live data (prices, status: a window of 1-2 d
 def answer_key(turns: list[tuple[str, str]], options, settings) -> str:
     convo = [(r, " ".join(t.lower().split())) for r, t in turns]
     opts = {k: getattr(options, k) for k in _KEY_OPTIONS}
-    key = [convo, opts, settings.composer_model if settings.llm_enabled else "extractive", settings.search_providers]
+    # Who composes and who verifies: an answer verified by another judge or entailment model may keep or
+    # drop other sentences.
+    verifiers = [settings.judge_model if settings.llm_enabled else None, settings.support_model]
+    if settings.support_model not in ("", "off"):
+        verifiers.append(str(settings.support_model_path))
+    key = [
+        convo,
+        opts,
+        settings.composer_model if settings.llm_enabled else "extractive",
+        settings.search_providers,
+        *verifiers,
+    ]
     try:
         material = orjson.dumps(key, option=orjson.OPT_SORT_KEYS)
     except TypeError:  # an integer past 64 bits in an option: the stdlib encoder takes any int

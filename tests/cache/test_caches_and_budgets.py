@@ -236,3 +236,22 @@ def test_deadline_bounds_a_slow_search(searxng, web, llm, service_factory):
     g = r.json()["grounding"]
     assert r.status_code == 200 and g["status"] == "abstained"
     assert g["abstention"]["reason"] in ("budget_exhausted", "no_search_results")
+
+
+def test_the_answer_key_names_who_verifies():
+    # An answer verified by another judge or entailment model may keep other sentences: not the same answer.
+    from app.cache.answer_cache import answer_key
+    from app.settings import Settings
+    from tests.pipeline.helpers import make_ctx
+
+    opts = make_ctx().options
+    turns = [("user", "What does the Acme Cloud Pro plan cost?")]
+    base = Settings(llm_base_url="http://model.invalid/v1", llm_api_key="k")
+    keys = {
+        answer_key(turns, opts, base),
+        answer_key(turns, opts, base.model_copy(update={"judge_model": "judge-2"})),
+        answer_key(turns, opts, base.model_copy(update={"support_model": "bert-nli", "support_model_path": "/m/a"})),
+        answer_key(turns, opts, base.model_copy(update={"support_model": "bert-nli", "support_model_path": "/m/b"})),
+    }
+    assert len(keys) == 4
+    assert answer_key(turns, opts, base) == answer_key(turns, opts, base.model_copy())  # and stays stable
