@@ -294,6 +294,16 @@ class Settings(BaseSettings):
     def llm_enabled(self) -> bool:
         return bool(self.llm_base_url)
 
+    @property
+    def judging_model(self) -> str:
+        """The model the LLM judge asks: GA_JUDGE_MODEL, else the planner's."""
+        return self.judge_model or self.planner_model
+
+    @property
+    def support_model_enabled(self) -> bool:
+        """A local entailment model is configured (GA_SUPPORT_MODEL is neither empty nor "off")."""
+        return self.support_model not in ("", "off")
+
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:

@@ -108,14 +108,13 @@ class LexicalThenModel(Lexical):
         self.asked = self.settled = 0
 
     def run(self, claim: str, passages: list[str]) -> tuple[float, bool]:
-        from app.pipeline.entail import read_claims, settle
+        from app.pipeline.entail import premises, read_claims, settle
 
         s = self.scorer.score(claim, passages)
         if s.decisive:
             return s.score, True
         self.asked += 1
-        premises = list(dict.fromkeys(p for p in [s.quote, *passages] if p and p.strip()))
-        [found] = read_claims(self.model, [(claim, premises)], self.entail_at)
+        [found] = read_claims(self.model, [(claim, premises(s.quote, passages))], self.entail_at)
         verdict = settle(found, entail_at=self.entail_at, contradict_at=self.contradict_at)
         if verdict is None:
             return s.score, False

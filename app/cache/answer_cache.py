@@ -44,8 +44,8 @@ def answer_key(turns: list[tuple[str, str]], options, settings) -> str:
     opts = {k: getattr(options, k) for k in _KEY_OPTIONS}
     # Who composes and who verifies: an answer verified by another judge or entailment model may keep or
     # drop other sentences.
-    verifiers = [settings.judge_model if settings.llm_enabled else None, settings.support_model]
-    if settings.support_model not in ("", "off"):
+    verifiers = [settings.judging_model if settings.llm_enabled else None, settings.support_model]
+    if settings.support_model_enabled:
         verifiers.append(str(settings.support_model_path))
     key = [
         convo,

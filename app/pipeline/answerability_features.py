@@ -82,13 +82,10 @@ def typed_match(question: QuestionAnalysis, sentence: str, *, beside_focus: bool
             return bool(found) or bool(_DATE_WORDS.search(sentence))
         if beside_focus and kind in (AskedKind.count, AskedKind.measure) and question.focus and found:
             # "how many employees" is answered by a number next to "employees", not any number.
-            return any(
-                any(
-                    covered(f, set(terms(sentence[max(0, v.start - FOCUS_WINDOW_CHARS) : v.end + FOCUS_WINDOW_CHARS])))
-                    for f in question.focus
-                )
-                for v in found
+            windows = (
+                set(terms(sentence[max(0, v.start - FOCUS_WINDOW_CHARS) : v.end + FOCUS_WINDOW_CHARS])) for v in found
             )
+            return any(any(covered(f, window) for f in question.focus) for window in windows)
         return bool(found)
     if kind is AskedKind.person:
         return bool(_NAME.search(sentence))

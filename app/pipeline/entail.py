@@ -25,9 +25,9 @@ MAX_ENTAILED = 8  # claims per answer: each costs a forward pass per premise (te
 JUDGE_NAME = "entailment"  # Claim.judged_by for a verdict settled here
 
 
-def premises(claim: Claim, spans: list[Evidence]) -> list[str]:
-    """What the claim is read against: its best quote, then each cited span (duplicates once)."""
-    return list(dict.fromkeys(p for p in [claim.quote, *(e.text for e in spans)] if p and p.strip()))
+def premises(quote: str, spans: list[str]) -> list[str]:
+    """What a claim is read against: its best quote, then each cited span's text (duplicates once)."""
+    return list(dict.fromkeys(p for p in [quote, *spans] if p and p.strip()))
 
 
 def settle(verdicts: list[Entailment], *, entail_at: float, contradict_at: float) -> bool | None:
@@ -64,7 +64,10 @@ async def entail_claims(claims: list[Claim], evidence: list[Evidence], model: En
     A model fault leaves every claim as it was (to the judge, else the lexical score), never the request."""
     by_id = {e.span_id: e for e in evidence}
     chosen = claims[:MAX_ENTAILED]
-    items = [(strip_attribution(c.text), premises(c, [by_id[s] for s in c.span_ids if s in by_id])) for c in chosen]
+    items = [
+        (strip_attribution(c.text), premises(c.quote, [by_id[s].text for s in c.span_ids if s in by_id]))
+        for c in chosen
+    ]
     if not any(p for _, p in items):
         return 0
     policy = ctx.policy

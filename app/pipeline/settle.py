@@ -35,9 +35,7 @@ async def verify_and_decide(
                 await entail.entail_claims(doubtful, evidence, state.entailment, ctx)
                 doubtful = [c for c in doubtful if not c.decisive]
             if doubtful and state.llm is not None:
-                await judge.judge_claims(
-                    doubtful, evidence, state.llm, settings.judge_model or settings.planner_model, ctx
-                )
+                await judge.judge_claims(doubtful, evidence, state.llm, settings.judging_model, ctx)
         result.groundedness = verify.apply_verdicts(
             answer, mode=opts.verification, threshold=settings.support_threshold
         )

@@ -212,7 +212,7 @@ class Releaser:
                 await entail.entail_claims([claim], self.evidence, self.entailment, self.ctx)
             if not claim.decisive and self.judged < judge.MAX_JUDGED:
                 self.judged += 1
-                model = settings.judge_model or settings.planner_model
+                model = settings.judging_model
                 await judge.judge_claims([claim], self.evidence, self.llm, model, self.ctx)
         self.known[verify.verdict_key(claim)] = claim
         ok = not claim.factual or verify.is_supported(claim, settings.support_threshold)

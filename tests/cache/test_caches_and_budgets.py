@@ -250,8 +250,10 @@ def test_the_answer_key_names_who_verifies():
     keys = {
         answer_key(turns, opts, base),
         answer_key(turns, opts, base.model_copy(update={"judge_model": "judge-2"})),
+        # with no GA_JUDGE_MODEL the planner's model judges
+        answer_key(turns, opts, base.model_copy(update={"planner_model": "planner-2"})),
         answer_key(turns, opts, base.model_copy(update={"support_model": "bert-nli", "support_model_path": "/m/a"})),
         answer_key(turns, opts, base.model_copy(update={"support_model": "bert-nli", "support_model_path": "/m/b"})),
     }
-    assert len(keys) == 4
+    assert len(keys) == 5
     assert answer_key(turns, opts, base) == answer_key(turns, opts, base.model_copy())  # and stays stable

@@ -15,8 +15,6 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 if TYPE_CHECKING:
     from app.settings import Settings
 
-OFF = "off"
-
 
 @dataclass(frozen=True, slots=True)
 class Entailment:
@@ -47,9 +45,9 @@ def register_entailment(name: str, factory: EntailmentFactory) -> None:
 def build_entailment(settings: Settings) -> EntailmentModel | None:
     """The configured model, or None when `GA_SUPPORT_MODEL` is off. A configured model that cannot be
     loaded fails start-up with a clear message rather than verifying silently without it."""
-    name = settings.support_model
-    if not name or name == OFF:
+    if not settings.support_model_enabled:
         return None
+    name = settings.support_model
     from app.errors import GroundingError
 
     if name not in _REGISTRY:
