@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -14,6 +15,10 @@ CHROMIUM = Path(os.environ.get("GA_TEST_CHROMIUM", "/usr/bin/chromium"))
 SHOTS = Path(__file__).resolve().parents[2] / ".artifacts" / "inspector"
 KEY = "inspector-test-key"
 QUESTION = "What is the current price of the Acme Cloud Pro plan?"
+STALE_DAYS = 1000
+# The page's age as the service states it: STALE_DAYS, or one more when the run crosses midnight
+# after the scenario was dated (TODAY is fixed at import).
+STALE_REASON = re.compile(rf"stale:{STALE_DAYS}d>|stale:{STALE_DAYS + 1}d>")
 
 
 @dataclass
@@ -40,7 +45,7 @@ def publish_scenario(web, searxng) -> Scenario:
             "Acme Cloud charges $25 per month for its Pro plan, the company said when it announced the plan to customers.",
             "The Pro plan includes ten projects, email support and a shared workspace for small teams in one region.",
         ],
-        published=TODAY - timedelta(days=1000),
+        published=TODAY - timedelta(days=STALE_DAYS),
     )
     walled = web.site("walled.test")
     robots = walled.add_article(
