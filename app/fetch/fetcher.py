@@ -13,6 +13,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -433,5 +434,24 @@ def _classify(exc: Exception) -> tuple[FetchReason, str]:
         return FetchReason.network_error, f"{type(exc).__name__}: {exc}"
     if isinstance(exc, httpx.HTTPError):
         return FetchReason.http_error, f"{type(exc).__name__}: {exc}"
+    if _raised_in_transport(exc):
+        # A connection reset right after connect can surface from inside the pool as a bare
+        # AttributeError (httpcore + anyio: "'NoneType' object has no attribute 'getpeername'"; 14 in
+        # the 2026-12-08 soak): the network's fault, not ours, so no traceback in the log.
+        return FetchReason.network_error, f"connection failed: {type(exc).__name__}: {exc}"
     log.warning("unexpected fetch failure", exc_info=exc)
     return FetchReason.network_error, f"unexpected {type(exc).__name__}: {exc}"
+
+
+# The HTTP stack under httpx: an exception whose innermost frame is in one of these is a transport
+# fault whatever its type. One raised in our own code still warns with its traceback (a bug to see).
+_TRANSPORT_PACKAGES = frozenset({"httpcore", "anyio", "h11", "h2", "httpx"})
+
+
+def _raised_in_transport(exc: BaseException) -> bool:
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return not _TRANSPORT_PACKAGES.isdisjoint(Path(tb.tb_frame.f_code.co_filename).parts)
