@@ -45,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import httpx  # noqa: E402
 
 from bench.common import REPO_ROOT  # noqa: E402
-from bench.procs import ServiceProcess  # noqa: E402
+from bench.procs import EXTRA_SERVICE_ENV, ServiceProcess, add_service_env  # noqa: E402
 from bench.soak_report import (  # noqa: E402, F401  (SECTION: re-exported)
     ADMISSION_WAIT_S,
     DOCUMENTED_5XX,
@@ -300,6 +300,7 @@ def run(
                 "questions_wrapped": max(0, len(records) - n_requests),
                 "faults": faults,
                 "service_command": svc.command,
+                "service_env": dict(EXTRA_SERVICE_ENV),
             },
             "service_alive_at_end": alive,
             "faults_injected": upstream.pop("faults"),
@@ -327,8 +328,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, help="results JSON (default bench/results/soak-<UTC time>.json)")
     ap.add_argument("--md", type=Path, help="also write the markdown section to this file")
     ap.add_argument("--update-doc", action="store_true", help="replace/append the section in docs/BENCHMARKS.md")
+    ap.add_argument(
+        "--service-env",
+        nargs="*",
+        default=[],
+        metavar="GA_NAME=VALUE",
+        help="settings for the service on top of the soak's own (e.g. GA_REDIS_URL=redis://127.0.0.1:6379/15)",
+    )
     ap.add_argument("--serve", help=argparse.SUPPRESS)  # the upstreams process
     args = ap.parse_args(argv)
+    if (bad := add_service_env(args.service_env)) is not None:
+        ap.error(f"--service-env takes GA_NAME=VALUE, not {bad!r}")
     if args.serve:
         serve(json.loads(args.serve))
         return 0

@@ -144,7 +144,7 @@ def render(res: dict, command: str) -> str:
         f"app.main:app`, {c['workers']} worker(s), GA_DEADLINE_MS={c['deadline_ms']}), each sending one distinct "
         f"question after another (the latency figure's workload: six real aeb pages per answer, LLM planner and "
         f"composer), `grounding.cache: bypass` on {c.get('bypass_share', 0.5):.0%} of the requests (interleaved), "
-        f"`use` on the rest (in-process cache budget {c.get('memory_cache_max_mb', 256)} MB per worker); a 503 is "
+        f"`use` on the rest ({_cache_where(c)}); a 503 is "
         "retried after its "
         "Retry-After. Simulated upstreams: plan "
         f"{lat['plan_s'] * 1000:.0f} ms, search {lat['search_s'] * 1000:.0f} ms, pages "
@@ -229,3 +229,15 @@ def update_doc(section: str, doc: Path = DOC) -> None:
     else:
         text = text.rstrip() + "\n\n" + section.rstrip() + "\n"
     doc.write_text(text)
+
+
+def _cache_where(config: dict) -> str:
+    """Where the `use` half's cache lives, and the run's extra settings, as the section states them."""
+    env = config.get("service_env") or {}
+    where = (
+        "the cache in Redis, only the memos in-process"
+        if env.get("GA_REDIS_URL")
+        else f"in-process cache budget {config.get('memory_cache_max_mb', 256)} MB per worker"
+    )
+    shown = {k: ("redis://…" if k == "GA_REDIS_URL" else v) for k, v in env.items()}
+    return where + ("; service settings " + ", ".join(f"{k}={v}" for k, v in shown.items()) if shown else "")

@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 
 from bench.soak import SECTION, _classify, slope_mb_per_min, update_doc
+from bench.soak_report import _cache_where
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -38,6 +39,13 @@ def test_classification_of_answers():
     assert "service_error" not in overloaded and overloaded["retry_after"] == "1"
     assert _classify(resp(500, {"error": {"code": "internal_error"}}))["service_error"] == "http_500:internal_error"
     assert _classify(resp(400, {"error": {"code": "invalid_request"}}))["service_error"].startswith("http_400")
+
+
+def test_the_section_says_where_the_cache_lived_and_hides_the_redis_url():
+    assert _cache_where({"memory_cache_max_mb": 64}) == "in-process cache budget 64 MB per worker"
+    redis = _cache_where({"service_env": {"GA_REDIS_URL": "redis://:secret@db:6379/15", "GA_X": "1"}})
+    assert redis.startswith("the cache in Redis, only the memos in-process")
+    assert "secret" not in redis and "GA_X=1" in redis
 
 
 def test_update_doc_appends_then_replaces_only_its_section(tmp_path):
