@@ -155,6 +155,11 @@ class Settings(BaseSettings):
     # --- cache
     redis_url: str | None = None
     redis_timeout_s: float = 0.25
+    # Connections to Redis per worker (per node of a cluster). A cache call that finds every one busy
+    # waits up to GA_REDIS_TIMEOUT_S for a free one, then is a miss; Redis is not marked down for it.
+    # redis-py's own default (100, failing at once) bypassed the whole cache for 2 s at a time under the
+    # soak's 64 answers in flight per worker.
+    redis_max_connections: int = Field(default=256, ge=1)
 
     # --- defaults for per-request grounding options
     default_freshness_days: int = 365

@@ -22,9 +22,11 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.asyncio.retry import Retry
 from redis.asyncio.sentinel import Sentinel
 from redis.backoff import NoBackoff
-from redis.retry import Retry
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import MaxConnectionsError
 
 from app import metrics
 from app.providers.cache.base import register_cache
@@ -115,14 +117,16 @@ def parse_redis_url(url: str) -> RedisTopology:
     )
 
 
-def make_client(url: str, timeout_s: float = 0.25) -> Any:
+def make_client(url: str, timeout_s: float = 0.25, max_connections: int = 256) -> Any:
     """A redis.asyncio client (Redis or RedisCluster) for GA_REDIS_URL, without retries: one failed
-    try is enough for a cache (redis-py's defaults retry several times per call)."""
+    try is enough for a cache (redis-py's defaults retry several times per call). At most
+    `max_connections` per worker (per node of a cluster)."""
     common: dict[str, Any] = {
         "socket_timeout": timeout_s,
         "socket_connect_timeout": timeout_s,
         "retry": Retry(NoBackoff(), 0),
         "health_check_interval": 0,
+        "max_connections": max_connections,
     }
     topo = parse_redis_url(url)
     if topo.kind == "sentinel":
@@ -154,14 +158,24 @@ def make_client(url: str, timeout_s: float = 0.25) -> Any:
             ssl=topo.ssl,
             **common,
         )
-    return aioredis.Redis.from_url(url, retry_on_timeout=False, **common)
+    # A call that finds every connection busy waits (up to the timeout) for one to come back,
+    # instead of failing at once as redis-py's default pool does.
+    pool = aioredis.BlockingConnectionPool.from_url(url, timeout=timeout_s, retry_on_timeout=False, **common)
+    return aioredis.Redis.from_pool(pool)
 
 
 class RedisCache:
     name = "redis"
 
-    def __init__(self, url: str, timeout_s: float = 0.25, prefix: str = "ga:", backoff_s: float = 2.0):
-        self._redis = make_client(url, timeout_s)
+    def __init__(
+        self,
+        url: str,
+        timeout_s: float = 0.25,
+        prefix: str = "ga:",
+        backoff_s: float = 2.0,
+        max_connections: int = 256,
+    ):
+        self._redis = make_client(url, timeout_s, max_connections)
         self._cluster = isinstance(self._redis, RedisCluster)
         self._prefix = prefix
         self._backoff_s = backoff_s
@@ -171,11 +185,14 @@ class RedisCache:
         return time.monotonic() >= self._down_until
 
     def _failed(self, op: str, exc: Exception) -> None:
+        metrics.CACHE_ERRORS.labels(layer="redis").inc()
+        if _pool_exhausted(exc):
+            # Every connection of this worker busy: this call is a miss, Redis itself is fine.
+            return
         # Skip Redis for a short while instead of paying a timeout on every call (no retry storm).
         if self._available():
             log.warning("redis %s failed: %s; cache bypassed for %.1fs", op, type(exc).__name__, self._backoff_s)
         self._down_until = time.monotonic() + self._backoff_s
-        metrics.CACHE_ERRORS.labels(layer="redis").inc()
         metrics.REDIS_UP.set(0)
 
     async def get(self, key: str) -> bytes | None:
@@ -262,9 +279,19 @@ class RedisCache:
                 pass
 
 
+def _pool_exhausted(exc: Exception) -> bool:
+    """No free connection in this worker's pool (a full pool, or the wait for one timed out): a local
+    limit, not Redis failing."""
+    if isinstance(exc, MaxConnectionsError):
+        return True
+    return type(exc) is RedisConnectionError and str(exc) == "No connection available."
+
+
 def _factory(settings: Settings) -> RedisCache:
     assert settings.redis_url
-    return RedisCache(settings.redis_url, timeout_s=settings.redis_timeout_s)
+    return RedisCache(
+        settings.redis_url, timeout_s=settings.redis_timeout_s, max_connections=settings.redis_max_connections
+    )
 
 
 register_cache("redis", _factory)
