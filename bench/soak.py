@@ -190,6 +190,32 @@ def _store_mb(url: str) -> dict[str, float]:
     return out
 
 
+ANSWER_ROUTE = "/v1/chat/completions"
+
+
+def server_durations(url: str, route: str = ANSWER_ROUTE) -> dict[str, float]:
+    """The service's own view of the answer route's latency, from ASGI entry (before the admission
+    queue) to the last body byte: grounded_request_duration_seconds' cumulative buckets summed over
+    workers, as {upper bound: requests at or under it} plus "count" ({} if unreachable). Whatever a
+    client waits beyond this was spent before the app saw the request (accept queue, the event loop's
+    backlog) or in the client itself."""
+    try:
+        text = httpx.get(url + "/metrics", timeout=3.0, trust_env=False).text
+    except httpx.HTTPError:
+        return {}
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        if not line.startswith("grounded_request_duration_seconds_") or f'route="{route}"' not in line:
+            continue
+        labels, _, value = line.rpartition(" ")
+        if labels.startswith("grounded_request_duration_seconds_bucket{"):
+            le = labels.split('le="', 1)[1].split('"', 1)[0]
+            out[le] = out.get(le, 0.0) + float(value)
+        elif labels.startswith("grounded_request_duration_seconds_count{"):
+            out["count"] = out.get("count", 0.0) + float(value)
+    return out
+
+
 # --- the run ---------------------------------------------------------------------------------
 
 
@@ -245,7 +271,7 @@ def run(
             sampler.start()
             records, wall_s = asyncio.run(
                 drive(
-                    svc.url + "/v1/chat/completions",
+                    svc.url + ANSWER_ROUTE,
                     workload,
                     clients,
                     seconds,
@@ -255,6 +281,7 @@ def run(
                 )
             )
             sampler.stop()
+            durations = server_durations(svc.url)
             sampler.sample()
             time.sleep(2.0 if not smoke else 0.5)
             sampler.sample()  # settled after the load
@@ -284,6 +311,7 @@ def run(
         "slope_last_quarter_mb_per_min": None if slope_last is None else round(slope_last, 2),
     }
     result = analyse(records, wall_s, deadline_s, rss)
+    result["server_durations"] = durations
     result.update(
         {
             "config": {

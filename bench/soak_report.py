@@ -184,6 +184,8 @@ def render(res: dict, command: str) -> str:
         f"Service errors by kind: {errors or 'none'}. Status codes: {res['statuses']}; documented 5xx by code: "
         f"{res['documented_5xx'] or 'none'}. Answers (status:abstention reason): {res['answer_statuses']}.",
         "",
+        _server_side(res.get("server_durations") or {}, c["deadline_ms"] / 1000),
+        "",
         f"Memory (VmRSS summed over the service's process tree, sampled every "
         f"{c.get('sample_s', 5)} s): {rss['start_mb']:.0f} MB after start-up, {rss['end_of_load_mb']:.0f} MB at the "
         f"end of the load, {rss['after_load_mb']:.0f} MB once idle; peak (VmHWM, summed) {rss['peak_hwm_sum_mb']:.0f} "
@@ -241,3 +243,21 @@ def _cache_where(config: dict) -> str:
     )
     shown = {k: ("redis://…" if k == "GA_REDIS_URL" else v) for k, v in env.items()}
     return where + ("; service settings " + ", ".join(f"{k}={v}" for k, v in shown.items()) if shown else "")
+
+
+def _server_side(durations: dict[str, float], deadline_s: float) -> str:
+    """The service's own latency of the answer route (every status), against the client's above."""
+    total = durations.get("count")
+    if not total:
+        return "The service's own request durations were not read."
+    bounds = sorted((float(k), v) for k, v in durations.items() if k not in ("count", "+Inf"))
+    within = max((v for b, v in bounds if b <= deadline_s), default=0.0)
+    beyond = [f"{total - v:.0f} over {b:g} s" for b, v in bounds if b > deadline_s]
+    return (
+        f"The service's own view (grounded_request_duration_seconds of the answer route, every status, from "
+        f"the outermost middleware, before the admission queue, to the last body byte; summed over workers): "
+        f"{total:.0f} requests, {total - within:.0f} over the {deadline_s:g} s deadline"
+        + (f" ({', '.join(beyond)})" if beyond else "")
+        + ". A client latency beyond this was spent before the app read the request (the listening socket's "
+        "queue, an event loop busy with other work) or in the load generator."
+    )

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 
 from bench.soak import SECTION, _classify, slope_mb_per_min, update_doc
-from bench.soak_report import _cache_where
+from bench.soak_report import _cache_where, _server_side
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -46,6 +46,13 @@ def test_the_section_says_where_the_cache_lived_and_hides_the_redis_url():
     redis = _cache_where({"service_env": {"GA_REDIS_URL": "redis://:secret@db:6379/15", "GA_X": "1"}})
     assert redis.startswith("the cache in Redis, only the memos in-process")
     assert "secret" not in redis and "GA_X=1" in redis
+
+
+def test_the_server_side_sentence_counts_what_took_longer_than_the_deadline():
+    durations = {"16.0": 90.0, "20.0": 97.0, "30.0": 100.0, "60.0": 100.0, "+Inf": 100.0, "count": 100.0}
+    text = _server_side(durations, 20.0)
+    assert "100 requests, 3 over the 20 s deadline (0 over 30 s, 0 over 60 s)" in text
+    assert _server_side({}, 20.0) == "The service's own request durations were not read."
 
 
 def test_update_doc_appends_then_replaces_only_its_section(tmp_path):
@@ -96,5 +103,10 @@ def test_smoke_soak_reports_and_the_service_makes_no_errors(tmp_path, bench_data
     # what the in-process stores hold, read from /metrics (summed over the 2 workers)
     assert {"cache", "passages", "shingles", "extraction"} <= set(rss["stores_end_mb"])
     assert "slope_unaccounted_second_half_mb_per_min" in rss
+    # the service's own durations of the answer route, read from /metrics (a request the client gave up
+    # on may still be running there when they are read)
+    durations = res["server_durations"]
+    assert 0 < durations["count"] <= res["requests"] and durations["+Inf"] == durations["count"]
     md = out_md.read_text()
     assert md.startswith(SECTION) and "python -m bench.soak --smoke" in md and "service errors" in md
+    assert "The service's own view" in md
