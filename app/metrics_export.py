@@ -72,13 +72,16 @@ class HttpMetricsMiddleware:
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()
+        ended: float | None = None  # when the last body byte went out; work after it is not latency
         status = 500  # an exception before the response started is answered 500 by Starlette
 
         async def send_with_status(message: Message) -> None:
-            nonlocal status
+            nonlocal status, ended
             if message["type"] == "http.response.start":
                 status = int(message["status"])
             await send(message)
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                ended = time.perf_counter()
 
         try:
             await self.app(scope, receive, send_with_status)
@@ -88,7 +91,7 @@ class HttpMetricsMiddleware:
             metrics.labelled(
                 metrics.HTTP_REQUESTS, route, method if method in _KNOWN_METHODS else "OTHER", f"{status // 100}xx"
             ).inc()
-            metrics.labelled(metrics.REQUEST_SECONDS, route).observe(time.perf_counter() - started)
+            metrics.labelled(metrics.REQUEST_SECONDS, route).observe((ended or time.perf_counter()) - started)
 
 
 def install_http_metrics(app: Any) -> Any:
