@@ -254,8 +254,9 @@ def _server_side(durations: dict[str, float], deadline_s: float) -> str:
     within = max((v for b, v in bounds if b <= deadline_s), default=0.0)
     beyond = [f"{total - v:.0f} over {b:g} s" for b, v in bounds if b > deadline_s]
     return (
-        f"The service's own view (grounded_request_duration_seconds of the answer route, every status, from "
-        f"the outermost middleware, before the admission queue, to the last body byte; summed over workers): "
+        f"The service's own view (grounded_request_duration_seconds of the answer route, from the outermost "
+        f"middleware, before the admission queue, to the last body byte; summed over workers; the admission "
+        f"queue's 503s are answered before routing and are not in it): "
         f"{total:.0f} requests, {total - within:.0f} over the {deadline_s:g} s deadline"
         + (f" ({', '.join(beyond)})" if beyond else "")
         + ". A client latency beyond this was spent before the app read the request (the listening socket's "

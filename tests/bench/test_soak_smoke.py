@@ -51,7 +51,7 @@ def test_the_section_says_where_the_cache_lived_and_hides_the_redis_url():
 def test_the_server_side_sentence_counts_what_took_longer_than_the_deadline():
     durations = {"16.0": 90.0, "20.0": 97.0, "30.0": 100.0, "60.0": 100.0, "+Inf": 100.0, "count": 100.0}
     text = _server_side(durations, 20.0)
-    assert "100 requests, 3 over the 20 s deadline (0 over 30 s, 0 over 60 s)" in text
+    assert "100 requests, 3 over the 20 s deadline (0 over 30 s, 0 over 60 s)" in text and "503s" in text
     assert _server_side({}, 20.0) == "The service's own request durations were not read."
 
 
