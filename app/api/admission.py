@@ -18,7 +18,9 @@ connection goes to whichever worker accepts first — usually one with less to d
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
+from collections import deque
 from collections.abc import Iterable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -41,50 +43,74 @@ class Overloaded(GroundingError):
 
 
 class Admission:
-    """A semaphore with a bounded, timed wait. Single event loop: counters need no lock."""
+    """A semaphore with a bounded, timed, first-come wait. Single event loop: no lock. A released slot
+    is handed to the first waiter directly (its future resolved), so a release never waits: the
+    asyncio.Condition this replaced made every release and every timed-out waiter queue for its lock,
+    and on a saturated event loop (the 2026-12-08 soak) that convoy kept requests in the app for
+    seconds after their last byte, holding their slots."""
 
     def __init__(self, max_in_flight: int, max_queue: int, wait_s: float):
         self.max_in_flight = max_in_flight
         self.max_queue = max_queue
         self.wait_s = wait_s
         self.in_flight = 0
-        self.queued = 0
-        self._freed = asyncio.Condition()
+        self._waiters: deque[asyncio.Future[None]] = deque()
+
+    @property
+    def queued(self) -> int:
+        return len(self._waiters)
 
     async def acquire(self) -> None:
-        if self.in_flight < self.max_in_flight and self.queued == 0:
+        if self.in_flight < self.max_in_flight and not self._waiters:
             self.in_flight += 1
             return
-        if self.queued >= self.max_queue:
+        if len(self._waiters) >= self.max_queue:
             metrics.ADMISSION_REFUSED.labels(reason="queue_full").inc()
             raise Overloaded(
                 f"overloaded: {self.in_flight} answers in flight and {self.queued} waiting (GA_MAX_IN_FLIGHT, "
                 "GA_ADMISSION_QUEUE); retry after the Retry-After delay"
             )
-        self.queued += 1
+        slot: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(slot)
         metrics.ADMISSION_QUEUED.set(self.queued)
         try:
-            async with self._freed:
-                await asyncio.wait_for(
-                    self._freed.wait_for(lambda: self.in_flight < self.max_in_flight), timeout=self.wait_s
-                )
-                self.in_flight += 1
+            async with asyncio.timeout(self.wait_s):
+                await slot  # resolved by release(): the slot is ours, in_flight already counts it
         except TimeoutError:
+            if _handed(slot):  # the slot came in the same loop turn as the timeout: take it
+                return
             metrics.ADMISSION_REFUSED.labels(reason="wait_timeout").inc()
             raise Overloaded(
                 f"overloaded: no answer slot freed within {self.wait_s:g} s (GA_ADMISSION_WAIT_S); retry after the "
                 "Retry-After delay",
                 retry_after_s=max(RETRY_AFTER_S, math.ceil(self.wait_s)),
             ) from None
+        except asyncio.CancelledError:
+            if _handed(slot):  # cancelled (client gone, shutdown) just after being handed a slot: pass it on
+                self._release_now()
+            raise
         finally:
-            self.queued -= 1
+            if not slot.done():
+                slot.cancel()
+            with contextlib.suppress(ValueError):
+                self._waiters.remove(slot)
             metrics.ADMISSION_QUEUED.set(self.queued)
 
     async def release(self) -> None:
+        self._release_now()
+
+    def _release_now(self) -> None:
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)  # the slot passes on: in_flight is unchanged
+                metrics.ADMISSION_QUEUED.set(self.queued)
+                return
         self.in_flight -= 1
-        if self.queued:  # only a waiter needs waking: the common, unloaded path takes no lock
-            async with self._freed:
-                self._freed.notify(1)
+
+
+def _handed(slot: asyncio.Future[None]) -> bool:
+    return slot.done() and not slot.cancelled()
 
 
 class AdmissionMiddleware:
