@@ -175,14 +175,18 @@ def _rss_by_pid(svc: ServiceProcess) -> dict[int, float]:
     return out
 
 
+def _metric_lines(url: str) -> list[str] | None:
+    """The lines of the service's /metrics (None if unreachable)."""
+    try:
+        return httpx.get(url + "/metrics", timeout=3.0, trust_env=False).text.splitlines()
+    except httpx.HTTPError:
+        return None
+
+
 def _store_mb(url: str) -> dict[str, float]:
     """grounded_memory_store_bytes by store, in MB, from the service's /metrics ({} if unreachable)."""
-    try:
-        text = httpx.get(url + "/metrics", timeout=3.0, trust_env=False).text
-    except httpx.HTTPError:
-        return {}
     out: dict[str, float] = {}
-    for line in text.splitlines():
+    for line in _metric_lines(url) or []:
         if line.startswith("grounded_memory_store_bytes{"):
             labels, _, value = line.rpartition(" ")
             store = labels.split('store="', 1)[1].split('"', 1)[0]
@@ -194,17 +198,13 @@ ANSWER_ROUTE = "/v1/chat/completions"
 
 
 def server_durations(url: str, route: str = ANSWER_ROUTE) -> dict[str, float]:
-    """The service's own view of the answer route's latency, from ASGI entry (before the admission
-    queue) to the last body byte: grounded_request_duration_seconds' cumulative buckets summed over
-    workers, as {upper bound: requests at or under it} plus "count" ({} if unreachable). Whatever a
-    client waits beyond this was spent before the app saw the request (accept queue, the event loop's
-    backlog) or in the client itself."""
-    try:
-        text = httpx.get(url + "/metrics", timeout=3.0, trust_env=False).text
-    except httpx.HTTPError:
-        return {}
+    """The service's own view of the answer route's latency, from the outermost middleware (before
+    the admission queue) to the last body byte: grounded_request_duration_seconds' cumulative buckets
+    summed over workers, as {upper bound: requests at or under it} plus "count" ({} if unreachable).
+    Whatever a client waits beyond this was spent before the app saw the request (the listening
+    socket's queue, the event loop's backlog) or in the client itself."""
     out: dict[str, float] = {}
-    for line in text.splitlines():
+    for line in _metric_lines(url) or []:
         if not line.startswith("grounded_request_duration_seconds_") or f'route="{route}"' not in line:
             continue
         labels, _, value = line.rpartition(" ")
